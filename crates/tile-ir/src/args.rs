@@ -1,0 +1,221 @@
+//! Launch arguments: binding size symbols from shapes and checking every
+//! argument before any work starts. Shared by the interpreter and every
+//! back end's runtime.
+
+use crate::{Array, DType, Expr, Program};
+use std::collections::BTreeMap;
+
+/// Values of a program's size symbols.
+pub type Sizes = BTreeMap<String, i64>;
+
+/// Why a set of arguments cannot be used for a program.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ArgError {
+    /// A parameter has no argument.
+    #[error("missing argument for parameter `{0}`")]
+    Missing(String),
+    /// An argument names no parameter.
+    #[error("argument `{0}` does not name a parameter of the program")]
+    Unknown(String),
+    /// Wrong element type.
+    #[error("argument `{name}` has dtype {found}, but the parameter is {expected}")]
+    DType {
+        /// The parameter.
+        name: String,
+        /// Its declared dtype.
+        expected: DType,
+        /// The argument's dtype.
+        found: DType,
+    },
+    /// Wrong number of dimensions.
+    #[error("argument `{name}` has {found} dimensions, but the parameter has {expected}")]
+    Rank {
+        /// The parameter.
+        name: String,
+        /// Its declared rank.
+        expected: usize,
+        /// The argument's rank.
+        found: usize,
+    },
+    /// A dimension does not match the box under the bound sizes.
+    #[error("argument `{name}` has shape {found:?}, but its box needs {expected:?} ({sizes})")]
+    Shape {
+        /// The parameter.
+        name: String,
+        /// The shape the box gives.
+        expected: Vec<i64>,
+        /// The argument's shape.
+        found: Vec<usize>,
+        /// The bound sizes, for the message.
+        sizes: String,
+    },
+    /// No argument shape determines a size symbol.
+    #[error("size symbol `{0}` is not determined by any argument's shape; bind it explicitly (--bind {0}=...)")]
+    Unbound(String),
+    /// A box expression cannot be evaluated (division by zero, overflow).
+    #[error("cannot evaluate the box of `{0}`")]
+    BadBox(String),
+    /// Two buffers overlap in memory.
+    #[error("buffers `{0}` and `{1}` overlap in memory, and at least one is written")]
+    Overlap(String, String),
+}
+
+/// Evaluates an integer expression over size symbols (and, with `extra`,
+/// other integer names); `None` for unknown names or arithmetic errors.
+pub fn eval_int(e: &Expr, sizes: &Sizes) -> Option<i64> {
+    use crate::{BinOp, UnOp};
+    match e {
+        Expr::Int(v) => Some(*v),
+        Expr::Var(n) => sizes.get(n).copied(),
+        Expr::Unary(UnOp::Neg, a) => eval_int(a, sizes)?.checked_neg(),
+        Expr::Binary(op, a, b) => {
+            let (x, y) = (eval_int(a, sizes)?, eval_int(b, sizes)?);
+            match op {
+                BinOp::Add => x.checked_add(y),
+                BinOp::Sub => x.checked_sub(y),
+                BinOp::Mul => x.checked_mul(y),
+                BinOp::Div => x.checked_div(y),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The box of every parameter as `(lo, hi)` per dimension.
+pub fn boxes(
+    program: &Program,
+    sizes: &Sizes,
+) -> Result<BTreeMap<String, Vec<(i64, i64)>>, ArgError> {
+    let mut out = BTreeMap::new();
+    for p in &program.params {
+        let mut dims = Vec::new();
+        for d in &p.dims {
+            let lo = eval_int(&d.lo, sizes).ok_or_else(|| ArgError::BadBox(p.name.clone()))?;
+            let hi = eval_int(&d.hi, sizes).ok_or_else(|| ArgError::BadBox(p.name.clone()))?;
+            dims.push((lo, hi));
+        }
+        out.insert(p.name.clone(), dims);
+    }
+    Ok(out)
+}
+
+/// Binds every size symbol from the argument shapes (and `explicit`), then
+/// checks every argument: present, known, dtype, rank and shape.
+pub fn bind_arguments(
+    program: &Program,
+    shapes: &BTreeMap<String, (DType, Vec<usize>)>,
+    explicit: &Sizes,
+) -> Result<Sizes, ArgError> {
+    for name in shapes.keys() {
+        if program.param(name).is_none() {
+            return Err(ArgError::Unknown(name.clone()));
+        }
+    }
+    for p in &program.params {
+        let (dtype, shape) = shapes
+            .get(&p.name)
+            .ok_or_else(|| ArgError::Missing(p.name.clone()))?;
+        if *dtype != p.dtype {
+            return Err(ArgError::DType {
+                name: p.name.clone(),
+                expected: p.dtype,
+                found: *dtype,
+            });
+        }
+        if shape.len() != p.dims.len() {
+            return Err(ArgError::Rank {
+                name: p.name.clone(),
+                expected: p.dims.len(),
+                found: shape.len(),
+            });
+        }
+    }
+    let sizes = solve_sizes(program, shapes, explicit)?;
+    let bx = boxes(program, &sizes)?;
+    let shown = sizes
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    for p in &program.params {
+        let shape = &shapes[&p.name].1;
+        let expected: Vec<i64> = bx[&p.name].iter().map(|(lo, hi)| hi - lo).collect();
+        if expected.iter().zip(shape).any(|(e, &n)| *e != n as i64) {
+            return Err(ArgError::Shape {
+                name: p.name.clone(),
+                expected,
+                found: shape.clone(),
+                sizes: shown,
+            });
+        }
+    }
+    Ok(sizes)
+}
+
+/// Solves the size symbols from the shapes given (any subset of the
+/// parameters, of the right rank) and `explicit`; every symbol must end up
+/// bound.
+pub fn solve_sizes(
+    program: &Program,
+    shapes: &BTreeMap<String, (DType, Vec<usize>)>,
+    explicit: &Sizes,
+) -> Result<Sizes, ArgError> {
+    let mut sizes: Sizes = explicit.clone();
+    let symbols = program.size_symbols();
+    // Solve one unknown at a time from extents that are affine in it.
+    loop {
+        let mut progress = false;
+        for p in &program.params {
+            let Some((_, shape)) = shapes.get(&p.name) else {
+                continue;
+            };
+            for (d, &n) in p.dims.iter().zip(shape) {
+                let extent = Expr::binary(crate::BinOp::Sub, d.hi.clone(), d.lo.clone());
+                let mut free = Vec::new();
+                extent.free_vars(&mut free);
+                free.retain(|s| !sizes.contains_key(s));
+                if free.len() != 1 {
+                    continue;
+                }
+                let s = &free[0];
+                let at = |v: i64| {
+                    let mut t = sizes.clone();
+                    t.insert(s.clone(), v);
+                    eval_int(&extent, &t)
+                };
+                let (Some(f0), Some(f1)) = (at(0), at(1)) else {
+                    continue;
+                };
+                let a = f1 - f0;
+                if a != 0 && (n as i64 - f0) % a == 0 {
+                    let v = (n as i64 - f0) / a;
+                    if at(v) == Some(n as i64) {
+                        sizes.insert(s.clone(), v);
+                        progress = true;
+                    }
+                }
+            }
+        }
+        if !progress {
+            break;
+        }
+    }
+    if let Some(s) = symbols.iter().find(|s| !sizes.contains_key(*s)) {
+        return Err(ArgError::Unbound(s.clone()));
+    }
+    Ok(sizes)
+}
+
+/// [`bind_arguments`] for a set of host arrays.
+pub fn bind_arrays(
+    program: &Program,
+    arrays: &BTreeMap<String, Array>,
+    explicit: &Sizes,
+) -> Result<Sizes, ArgError> {
+    let shapes = arrays
+        .iter()
+        .map(|(k, a)| (k.clone(), (a.dtype(), a.shape.clone())))
+        .collect();
+    bind_arguments(program, &shapes, explicit)
+}

@@ -1,0 +1,186 @@
+//! Programs: parameters with boxes, and a statement tree.
+
+use crate::{DType, Expr, Role, Span};
+
+/// One dimension of a parameter's box: the half-open range `lo..hi`, affine
+/// in the program's size symbols.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Dim {
+    /// Lowest valid index.
+    pub lo: Expr,
+    /// One past the highest valid index.
+    pub hi: Expr,
+}
+
+impl Dim {
+    /// `0..hi`.
+    pub fn extent(hi: Expr) -> Dim {
+        Dim {
+            lo: Expr::Int(0),
+            hi,
+        }
+    }
+}
+
+/// A kernel parameter: a buffer with a role, an element type and a box.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param {
+    /// The parameter's name.
+    pub name: String,
+    /// Read, written, or both.
+    pub role: Role,
+    /// Element type.
+    pub dtype: DType,
+    /// One range per dimension; storage is row-major and compact over it.
+    pub dims: Vec<Dim>,
+    /// Where the parameter was declared.
+    pub span: Span,
+}
+
+/// One loop variable of a `for` nest: `name in lo..hi`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoopVar {
+    /// The variable.
+    pub name: String,
+    /// Inclusive start.
+    pub lo: Expr,
+    /// Exclusive end.
+    pub hi: Expr,
+}
+
+/// A statement. Only statements have effects; they run in order.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Stmt {
+    /// `for i in a..b, j in c..d { body }`: the first variable is outermost.
+    For {
+        /// The loop variables, outermost first.
+        vars: Vec<LoopVar>,
+        /// The loop body.
+        body: Vec<Stmt>,
+        /// Location of the `for` keyword.
+        span: Span,
+    },
+    /// `name = value`: single assignment, visible to the rest of the block.
+    Let {
+        /// The bound name.
+        name: String,
+        /// Its value.
+        value: Expr,
+        /// Location of the name.
+        span: Span,
+    },
+    /// `buf[idx...] = value`.
+    Store {
+        /// Written parameter.
+        buf: String,
+        /// One index per dimension.
+        idx: Vec<Expr>,
+        /// Stored value.
+        value: Expr,
+        /// Location of the buffer name.
+        span: Span,
+    },
+    /// `if cond { then } else { els }`.
+    If {
+        /// A boolean condition.
+        cond: Expr,
+        /// Taken when `cond` holds.
+        then: Vec<Stmt>,
+        /// Taken otherwise (may be empty).
+        els: Vec<Stmt>,
+        /// Location of the `if` keyword.
+        span: Span,
+    },
+}
+
+impl Stmt {
+    /// The statement's location.
+    pub fn span(&self) -> Span {
+        match self {
+            Stmt::For { span, .. }
+            | Stmt::Let { span, .. }
+            | Stmt::Store { span, .. }
+            | Stmt::If { span, .. } => *span,
+        }
+    }
+
+    /// Calls `f` on this statement and every nested statement, in order.
+    pub fn walk(&self, f: &mut dyn FnMut(&Stmt)) {
+        f(self);
+        match self {
+            Stmt::For { body, .. } => body.iter().for_each(|s| s.walk(f)),
+            Stmt::If { then, els, .. } => {
+                then.iter().for_each(|s| s.walk(f));
+                els.iter().for_each(|s| s.walk(f));
+            }
+            _ => {}
+        }
+    }
+
+    /// Calls `f` on every expression of this statement and nested ones
+    /// (loop bounds, conditions, indices, values), in program order.
+    pub fn walk_exprs(&self, f: &mut dyn FnMut(&Expr)) {
+        self.walk(&mut |s| match s {
+            Stmt::For { vars, .. } => {
+                for v in vars {
+                    f(&v.lo);
+                    f(&v.hi);
+                }
+            }
+            Stmt::Let { value, .. } => f(value),
+            Stmt::Store { idx, value, .. } => {
+                idx.iter().for_each(&mut *f);
+                f(value);
+            }
+            Stmt::If { cond, .. } => f(cond),
+        });
+    }
+}
+
+/// A program: a named kernel with parameters and a body.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Program {
+    /// The program's name.
+    pub name: String,
+    /// Parameters in declaration order.
+    pub params: Vec<Param>,
+    /// Statements in program order.
+    pub body: Vec<Stmt>,
+    /// Location of the `program` keyword.
+    pub span: Span,
+}
+
+impl Program {
+    /// Looks a parameter up by name.
+    pub fn param(&self, name: &str) -> Option<&Param> {
+        self.params.iter().find(|p| p.name == name)
+    }
+
+    /// Size symbols: the free names of the parameter boxes, in order of
+    /// first appearance.
+    pub fn size_symbols(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for p in &self.params {
+            for d in &p.dims {
+                d.lo.free_vars(&mut out);
+                d.hi.free_vars(&mut out);
+            }
+        }
+        out
+    }
+
+    /// The float type literals take: the first float parameter's type, or
+    /// `f32` when there is none.
+    pub fn float_type(&self) -> DType {
+        self.params
+            .iter()
+            .map(|p| p.dtype)
+            .find(|d| d.is_float())
+            .unwrap_or(DType::F32)
+    }
+
+    /// Every statement, depth first, in program order.
+    pub fn walk(&self, f: &mut dyn FnMut(&Stmt)) {
+        self.body.iter().for_each(|s| s.walk(f));
+    }
+}

@@ -1,0 +1,190 @@
+//! Affine access maps: an index expression as `sum(coeff * name) + constant`.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use tile_ir::{BinOp, Expr, UnOp};
+
+/// `sum(terms[name] * name) + constant`, over loop variables and size
+/// symbols, with integer coefficients. Zero coefficients are never stored.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Affine {
+    /// Non-zero coefficients by name.
+    pub terms: BTreeMap<String, i64>,
+    /// The constant term.
+    pub constant: i64,
+}
+
+impl Affine {
+    /// The affine form of `e`, or `None` when `e` is not affine (a load, a
+    /// product of two names, a division, a call, a float, ...).
+    pub fn of(e: &Expr) -> Option<Affine> {
+        match e {
+            Expr::Int(c) => Some(Affine {
+                terms: BTreeMap::new(),
+                constant: *c,
+            }),
+            Expr::Var(n) => Some(Affine {
+                terms: BTreeMap::from([(n.clone(), 1)]),
+                constant: 0,
+            }),
+            Expr::Unary(UnOp::Neg, a) => Affine::of(a)?.scale(-1),
+            Expr::Binary(BinOp::Add, a, b) => Affine::of(a)?.add(&Affine::of(b)?, 1),
+            Expr::Binary(BinOp::Sub, a, b) => Affine::of(a)?.add(&Affine::of(b)?, -1),
+            Expr::Binary(BinOp::Mul, a, b) => {
+                let (x, y) = (Affine::of(a)?, Affine::of(b)?);
+                if x.terms.is_empty() {
+                    y.scale(x.constant)
+                } else if y.terms.is_empty() {
+                    x.scale(y.constant)
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        }
+    }
+
+    fn scale(mut self, k: i64) -> Option<Affine> {
+        for c in self.terms.values_mut() {
+            *c = c.checked_mul(k)?;
+        }
+        self.terms.retain(|_, c| *c != 0);
+        self.constant = self.constant.checked_mul(k)?;
+        Some(self)
+    }
+
+    fn add(mut self, o: &Affine, sign: i64) -> Option<Affine> {
+        for (n, c) in &o.terms {
+            let e = self.terms.entry(n.clone()).or_insert(0);
+            *e = e.checked_add(c.checked_mul(sign)?)?;
+        }
+        self.terms.retain(|_, c| *c != 0);
+        self.constant = self.constant.checked_add(o.constant.checked_mul(sign)?)?;
+        Some(self)
+    }
+
+    /// The coefficient of `name` (0 when absent).
+    pub fn coeff(&self, name: &str) -> i64 {
+        self.terms.get(name).copied().unwrap_or(0)
+    }
+
+    /// True when the form mentions only names in `allowed`.
+    pub fn only_uses(&self, allowed: &dyn Fn(&str) -> bool) -> bool {
+        self.terms.keys().all(|n| allowed(n))
+    }
+}
+
+impl fmt::Display for Affine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut first = true;
+        for (n, c) in &self.terms {
+            let (sign, mag) = if *c < 0 { ("-", -c) } else { ("+", *c) };
+            if first {
+                if *c < 0 {
+                    f.write_str("-")?;
+                }
+            } else {
+                write!(f, " {sign} ")?;
+            }
+            if mag == 1 {
+                write!(f, "{n}")?;
+            } else {
+                write!(f, "{mag}*{n}")?;
+            }
+            first = false;
+        }
+        if first {
+            write!(f, "{}", self.constant)
+        } else if self.constant > 0 {
+            write!(f, " + {}", self.constant)
+        } else if self.constant < 0 {
+            write!(f, " - {}", -self.constant)
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// True when the integer map `vars -> (rows...)` given by `rows` (one affine
+/// form per buffer dimension) is injective over the integers: its
+/// coefficient matrix restricted to `vars` has full column rank. Terms in
+/// other names (size symbols) are constant over the domain.
+pub fn is_injective(rows: &[Affine], vars: &[String]) -> bool {
+    let mut m: Vec<Vec<i128>> = rows
+        .iter()
+        .map(|r| vars.iter().map(|v| r.coeff(v) as i128).collect())
+        .collect();
+    rank(&mut m) == vars.len()
+}
+
+/// Rank of an integer matrix by fraction-free elimination.
+fn rank(m: &mut [Vec<i128>]) -> usize {
+    let cols = m.first().map_or(0, |r| r.len());
+    let mut r = 0;
+    for c in 0..cols {
+        let Some(p) = (r..m.len()).find(|&i| m[i][c] != 0) else {
+            continue;
+        };
+        m.swap(r, p);
+        for i in 0..m.len() {
+            if i != r && m[i][c] != 0 {
+                let (a, b) = (m[r][c], m[i][c]);
+                for k in 0..cols {
+                    m[i][k] = m[i][k] * a - m[r][k] * b;
+                }
+                let g = m[i].iter().fold(0i128, |g, &x| gcd(g, x.abs()));
+                if g > 1 {
+                    m[i].iter_mut().for_each(|x| *x /= g);
+                }
+            }
+        }
+        r += 1;
+    }
+    r
+}
+
+fn gcd(a: i128, b: i128) -> i128 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tile_ir::builder::{int, v};
+
+    fn vars(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn forms() {
+        let e = (v("i") + int(2)) * int(3) - v("N");
+        assert_eq!(Affine::of(&e).unwrap().to_string(), "-N + 3*i + 6");
+        assert!(Affine::of(&(v("i") * v("j"))).is_none());
+    }
+
+    #[test]
+    fn injectivity() {
+        let f = |es: Vec<tile_ir::Expr>| {
+            es.iter()
+                .map(|e| Affine::of(e).unwrap())
+                .collect::<Vec<_>>()
+        };
+        let ij = vars(&["i", "j"]);
+        assert!(is_injective(&f(vec![v("j"), v("i")]), &ij));
+        assert!(is_injective(
+            &f(vec![v("i") + v("j"), v("i") - v("j")]),
+            &ij
+        ));
+        assert!(!is_injective(&f(vec![v("i") + v("j")]), &ij));
+        assert!(!is_injective(&f(vec![int(0), v("j")]), &ij));
+        assert!(is_injective(
+            &f(vec![v("i") * int(2) + v("N")]),
+            &vars(&["i"])
+        ));
+    }
+}

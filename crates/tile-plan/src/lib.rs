@@ -1,0 +1,83 @@
+//! Tile's middle end: simplify a verified program, analyse its accesses and
+//! plan it into kernels.
+//!
+//! [`compile`] is the whole pipeline, in order:
+//! `verify -> fold_constants -> share_common_values -> remove_dead_code ->
+//! find_unused_inputs -> plan_groups`. With `TILE_LOG=passes` in the
+//! environment it prints the program after each pass to stderr.
+//!
+//! ```
+//! let text = "program sigmoid_pair(x: in f32[M, N], value: out f32[M, N], grad: out f32[M, N]) {
+//!   for i in 0..M, j in 0..N {
+//!     value[i, j] = sigmoid(x[i, j])
+//!     grad[i, j] = sigmoid(x[i, j]) * (1.0 - sigmoid(x[i, j]))
+//!   }
+//! }";
+//! let program = tile_ir::parse_program(text).unwrap();
+//! let plan = tile_plan::compile(&program, &tile_plan::Options::default()).unwrap();
+//! assert_eq!(plan.kernels.len(), 1);
+//! assert_eq!(plan.kernels[0].mapping, tile_plan::Mapping::ElementGrid);
+//! assert_eq!(plan.kernels[0].stores, ["value", "grad"]);
+//! ```
+#![deny(missing_docs)]
+
+pub mod affine;
+mod execute;
+mod find_hazards;
+mod find_unused_inputs;
+mod fold_constants;
+mod plan;
+mod plan_groups;
+mod remove_dead_code;
+mod share_common_values;
+
+pub use execute::{execute_plan, Order};
+pub use find_hazards::{
+    find_element_hazards, find_nest_dependency, find_row_hazards, find_split_hazards,
+};
+pub use find_unused_inputs::find_unused_inputs;
+pub use fold_constants::{fold_constants, fold_expr};
+pub use plan::{Fallback, Kernel, Mapping, Plan, Rule};
+pub use plan_groups::plan_groups;
+pub use remove_dead_code::remove_dead_code;
+pub use share_common_values::share_common_values;
+
+use tile_ir::{Program, VerifyError};
+
+/// Planner options.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Merge stores into one kernel where legal (`--fusion off` clears it).
+    pub fusion: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { fusion: true }
+    }
+}
+
+/// Verifies, simplifies and plans `program`.
+pub fn compile(program: &Program, options: &Options) -> Result<Plan, VerifyError> {
+    tile_ir::verify(program)?;
+    let log = std::env::var("TILE_LOG").is_ok_and(|v| v.split(',').any(|p| p == "passes"));
+    let show = |pass: &str, p: &Program| {
+        if log {
+            eprintln!("== after {pass} ==\n{p}");
+        }
+    };
+    let mut p = program.clone();
+    show("parse", &p);
+    fold_constants(&mut p);
+    show("fold_constants", &p);
+    share_common_values(&mut p);
+    show("share_common_values", &p);
+    remove_dead_code(&mut p);
+    show("remove_dead_code", &p);
+    let unused = find_unused_inputs(&p);
+    let plan = plan_groups(&p, unused, options.fusion);
+    if log {
+        eprintln!("== after plan_groups ==\n{plan}");
+    }
+    Ok(plan)
+}

@@ -1,0 +1,215 @@
+//! The plan: kernels in launch order, each with one mapping, plus every
+//! fallback and unused input. A plan is data: it prints for people and as
+//! JSON for scripts, and the back ends lower it without deciding legality.
+
+use serde_json::{json, Value};
+use std::fmt;
+use tile_ir::{LoopVar, Program, Stmt};
+
+/// How a kernel's work is spread over workers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mapping {
+    /// One work item per element of the domain, computing all the group's
+    /// stores and shared values.
+    ElementGrid,
+    /// One element-grid kernel per store (fusion off), recomputing what
+    /// each store needs.
+    Split,
+    /// One row (the outermost loop variable) per work group or task, with
+    /// reductions and the row's element-wise statements inside.
+    RowReduction,
+    /// The statements in program order on one worker.
+    Serial,
+}
+
+impl Mapping {
+    /// The name used in plans and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mapping::ElementGrid => "element_grid",
+            Mapping::Split => "split",
+            Mapping::RowReduction => "row_reduction",
+            Mapping::Serial => "serial",
+        }
+    }
+
+    /// True for the mappings whose work items are the elements of the domain.
+    pub fn is_elementwise(self) -> bool {
+        matches!(self, Mapping::ElementGrid | Mapping::Split)
+    }
+}
+
+/// The legality rule behind a fallback (names from DESIGN.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Rule {
+    /// Nests over different domains are never merged.
+    DifferentDomain,
+    /// A buffer has more than one store in the group.
+    Waw,
+    /// Distinct iterations may write the same element.
+    NonInjective,
+    /// A buffer written in the group is read after the write.
+    Raw,
+    /// A buffer written in the group is read before the write.
+    War,
+    /// Buffers may overlap in memory.
+    Alias,
+    /// The analysis cannot see the access pattern (non-affine index or
+    /// bound, statements outside a nest).
+    Unknown,
+}
+
+impl Rule {
+    /// The rule's name in plans.
+    pub fn name(self) -> &'static str {
+        match self {
+            Rule::DifferentDomain => "different_domain",
+            Rule::Waw => "waw",
+            Rule::NonInjective => "non_injective",
+            Rule::Raw => "raw",
+            Rule::War => "war",
+            Rule::Alias => "alias",
+            Rule::Unknown => "unknown",
+        }
+    }
+}
+
+/// One refusal: what could not be done, and why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fallback {
+    /// The rule that refused.
+    pub rule: Rule,
+    /// A sentence naming the buffers, lines and consequence.
+    pub detail: String,
+}
+
+/// One kernel of the plan.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Kernel {
+    /// `k0`, `k1`, ... in launch order.
+    pub name: String,
+    /// How it runs.
+    pub mapping: Mapping,
+    /// The domain whose points are the work items: all nest variables for
+    /// `element_grid`/`split`, the row variable for `row_reduction`, none
+    /// for `serial`.
+    pub domain: Vec<LoopVar>,
+    /// What one work item executes, in program order (for `serial`, the
+    /// whole statements).
+    pub body: Vec<Stmt>,
+    /// Buffers written, in program order.
+    pub stores: Vec<String>,
+    /// Buffers read, in program order.
+    pub reads: Vec<String>,
+    /// Source lines of the statements it came from.
+    pub lines: Vec<u32>,
+}
+
+impl Kernel {
+    /// Parameters the kernel touches, in the program's declaration order
+    /// (unused inputs never appear).
+    pub fn params<'p>(&self, program: &'p Program) -> Vec<&'p tile_ir::Param> {
+        program
+            .params
+            .iter()
+            .filter(|p| self.stores.contains(&p.name) || self.reads.contains(&p.name))
+            .collect()
+    }
+}
+
+/// The result of planning a program.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    /// The simplified program the kernels were cut from.
+    pub program: Program,
+    /// Kernels in launch order.
+    pub kernels: Vec<Kernel>,
+    /// Every refusal, in program order.
+    pub fallbacks: Vec<Fallback>,
+    /// Inputs no store depends on.
+    pub unused_inputs: Vec<String>,
+    /// Whether fusion was enabled.
+    pub fusion: bool,
+}
+
+impl Plan {
+    /// The plan as the JSON object documented in DESIGN.md.
+    pub fn to_json(&self) -> Value {
+        let kernels: Vec<Value> = self
+            .kernels
+            .iter()
+            .map(|k| {
+                json!({
+                    "name": k.name,
+                    "mapping": k.mapping.name(),
+                    "stores": k.stores,
+                    "reads": k.reads,
+                    "domain": k.domain.iter().map(|v| format!("{} in {}..{}", v.name, v.lo, v.hi)).collect::<Vec<_>>(),
+                    "lines": k.lines,
+                })
+            })
+            .collect();
+        let fallbacks: Vec<Value> = self
+            .fallbacks
+            .iter()
+            .map(|f| json!({"rule": f.rule.name(), "detail": f.detail}))
+            .collect();
+        json!({
+            "program": self.program.name,
+            "fusion": self.fusion,
+            "kernels": kernels,
+            "fallbacks": fallbacks,
+            "unused_inputs": self.unused_inputs,
+        })
+    }
+}
+
+impl fmt::Display for Plan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.kernels.len();
+        writeln!(
+            f,
+            "program {}: {} kernel{} (fusion {})",
+            self.program.name,
+            n,
+            if n == 1 { "" } else { "s" },
+            if self.fusion { "on" } else { "off" }
+        )?;
+        for k in &self.kernels {
+            let domain = if k.domain.is_empty() {
+                String::new()
+            } else {
+                let d: Vec<String> = k
+                    .domain
+                    .iter()
+                    .map(|v| format!("{} in {}..{}", v.name, v.lo, v.hi))
+                    .collect();
+                format!(" over {}", d.join(", "))
+            };
+            let lines: Vec<String> = k.lines.iter().map(|l| l.to_string()).collect();
+            writeln!(f, "  {} {}{}", k.name, k.mapping.name(), domain)?;
+            writeln!(f, "     stores: {}", list(&k.stores))?;
+            writeln!(f, "     reads:  {}", list(&k.reads))?;
+            if !lines.is_empty() {
+                writeln!(f, "     lines:  {}", lines.join(", "))?;
+            }
+        }
+        if self.fallbacks.is_empty() {
+            writeln!(f, "fallbacks: none")?;
+        } else {
+            writeln!(f, "fallbacks:")?;
+            for fb in &self.fallbacks {
+                writeln!(f, "  [{}] {}", fb.rule.name(), fb.detail)?;
+            }
+        }
+        writeln!(f, "unused inputs: {}", list(&self.unused_inputs))
+    }
+}
+
+fn list(v: &[String]) -> String {
+    if v.is_empty() {
+        "none".to_string()
+    } else {
+        v.join(", ")
+    }
+}

@@ -1,0 +1,376 @@
+//! `plan_groups`: cut the simplified body into groups and give each group
+//! one mapping, recording a fallback for every refusal.
+//!
+//! 1. Each top-level statement becomes a unit: an element nest (bindings,
+//!    stores and `if`s only), a row nest (inner loops or reductions), or
+//!    anything else (statements outside a nest).
+//! 2. With fusion on, adjacent element nests over the same domain with no
+//!    dependency between them are merged (horizontal fusion); a dependency
+//!    or a different domain keeps them apart, in order, and is recorded.
+//! 3. Each element group that [`find_element_hazards`] clears becomes one
+//!    `element_grid` kernel (fusion on, or a single store); with fusion off a
+//!    multi-store group becomes one `split` kernel per store. Row nests that
+//!    [`find_row_hazards`] clears become `row_reduction` kernels. Everything
+//!    else runs `serial`, in program order; adjacent serial kernels merge.
+
+use crate::find_hazards::{
+    find_element_hazards, find_nest_dependency, find_row_hazards, find_split_hazards, read, written,
+};
+use crate::plan::{Fallback, Kernel, Mapping, Plan, Rule};
+use crate::remove_dead_code::prune;
+use std::collections::BTreeSet;
+use tile_ir::{Expr, LoopVar, Program, Stmt};
+
+enum Unit {
+    Elem {
+        vars: Vec<LoopVar>,
+        body: Vec<Stmt>,
+        lines: Vec<u32>,
+    },
+    Row {
+        vars: Vec<LoopVar>,
+        body: Vec<Stmt>,
+        line: u32,
+    },
+    Other(Stmt),
+}
+
+fn only_symbols(e: &Expr, symbols: &[String]) -> bool {
+    let mut free = Vec::new();
+    e.free_vars(&mut free);
+    free.iter().all(|f| symbols.contains(f))
+}
+
+fn is_elementwise(body: &[Stmt]) -> bool {
+    let mut ok = true;
+    for s in body {
+        s.walk(&mut |t| ok &= !matches!(t, Stmt::For { .. }));
+        s.walk_exprs(&mut |e| ok &= !e.has_reduction());
+    }
+    ok
+}
+
+/// Plans `program` (already simplified).
+pub fn plan_groups(program: &Program, unused_inputs: Vec<String>, fusion: bool) -> Plan {
+    let symbols = program.size_symbols();
+    let mut fallbacks = Vec::new();
+    let mut kernels: Vec<Kernel> = Vec::new();
+
+    let top_binding = program.body.iter().find_map(|s| match s {
+        Stmt::Let { name, span, .. } => Some((name.clone(), span.line)),
+        _ => None,
+    });
+    let units: Vec<Unit> = if let Some((name, line)) = top_binding {
+        fallbacks.push(Fallback {
+            rule: Rule::Unknown,
+            detail: format!("the top-level binding `{name}` at line {line} is shared by later statements; the whole program runs serially"),
+        });
+        program.body.iter().cloned().map(Unit::Other).collect()
+    } else {
+        program
+            .body
+            .iter()
+            .map(|s| match s {
+                Stmt::For { vars, body, span }
+                    if vars.iter().all(|v| {
+                        only_symbols(&v.lo, &symbols) && only_symbols(&v.hi, &symbols)
+                    }) =>
+                {
+                    if is_elementwise(body) {
+                        Unit::Elem {
+                            vars: vars.clone(),
+                            body: body.clone(),
+                            lines: vec![span.line],
+                        }
+                    } else {
+                        Unit::Row {
+                            vars: vars.clone(),
+                            body: body.clone(),
+                            line: span.line,
+                        }
+                    }
+                }
+                s => {
+                    let why = if matches!(s, Stmt::For { .. }) {
+                        "has bounds that are not functions of the size symbols"
+                    } else {
+                        "is outside any loop nest"
+                    };
+                    fallbacks.push(Fallback {
+                        rule: Rule::Unknown,
+                        detail: format!(
+                            "the statement at line {} {why}; it runs serially",
+                            s.span().line
+                        ),
+                    });
+                    Unit::Other(s.clone())
+                }
+            })
+            .collect()
+    };
+
+    // Horizontal merging of adjacent element nests.
+    let mut groups: Vec<Unit> = Vec::new();
+    for u in units {
+        if let (
+            Some(Unit::Elem {
+                vars: va,
+                body: ba,
+                lines: la,
+            }),
+            Unit::Elem {
+                vars: vb,
+                body: bb,
+                lines: lb,
+            },
+        ) = (groups.last_mut(), &u)
+        {
+            if fusion {
+                let same_domain = va.len() == vb.len()
+                    && va.iter().zip(vb).all(|(x, y)| x.lo == y.lo && x.hi == y.hi);
+                let what = format!("the nests at lines {} and {}", join(la), join(lb));
+                if !same_domain {
+                    fallbacks.push(Fallback {
+                        rule: Rule::DifferentDomain,
+                        detail: format!("{what} have different domains ({} vs {}); they run as separate kernels", show_domain(va), show_domain(vb)),
+                    });
+                } else if let Some((rule, why)) = find_nest_dependency(ba, bb) {
+                    fallbacks.push(Fallback {
+                        rule,
+                        detail: format!("{what} have the same domain but {why}; they run as separate kernels, in order"),
+                    });
+                } else {
+                    let merged = rename_into(va, ba, vb, bb.clone());
+                    ba.extend(merged);
+                    la.extend(lb.iter().copied());
+                    continue;
+                }
+            }
+        }
+        groups.push(u);
+    }
+
+    for g in groups {
+        match g {
+            Unit::Elem { vars, body, lines } => {
+                let line = lines[0];
+                let hazards = find_element_hazards(&vars, &body, &symbols, line);
+                let stores = written(&body);
+                let nstores = crate::find_hazards::accesses(&body).1.len();
+                if !hazards.is_empty() {
+                    fallbacks.extend(hazards);
+                    push_serial(
+                        &mut kernels,
+                        vec![Stmt::For {
+                            vars,
+                            body,
+                            span: tile_ir::Span::new(line, 1),
+                        }],
+                        lines,
+                    );
+                } else if fusion || nstores <= 1 {
+                    kernels.push(kernel(Mapping::ElementGrid, vars, body, lines));
+                } else {
+                    let split = find_split_hazards(&body, line);
+                    if split.is_empty() {
+                        for b in &stores {
+                            let only = keep_store(&body, b);
+                            kernels.push(kernel(
+                                Mapping::Split,
+                                vars.clone(),
+                                prune(only),
+                                lines.clone(),
+                            ));
+                        }
+                    } else {
+                        fallbacks.extend(split);
+                        push_serial(
+                            &mut kernels,
+                            vec![Stmt::For {
+                                vars,
+                                body,
+                                span: tile_ir::Span::new(line, 1),
+                            }],
+                            lines,
+                        );
+                    }
+                }
+            }
+            Unit::Row { vars, body, line } => {
+                let row = vars[0].clone();
+                let inner = if vars.len() > 1 {
+                    vec![Stmt::For {
+                        vars: vars[1..].to_vec(),
+                        body: body.clone(),
+                        span: tile_ir::Span::new(line, 1),
+                    }]
+                } else {
+                    body.clone()
+                };
+                let hazards = find_row_hazards(&row, &inner, &symbols, line);
+                if hazards.is_empty() {
+                    kernels.push(kernel(Mapping::RowReduction, vec![row], inner, vec![line]));
+                } else {
+                    fallbacks.extend(hazards);
+                    push_serial(
+                        &mut kernels,
+                        vec![Stmt::For {
+                            vars,
+                            body,
+                            span: tile_ir::Span::new(line, 1),
+                        }],
+                        vec![line],
+                    );
+                }
+            }
+            Unit::Other(s) => {
+                let line = s.span().line;
+                push_serial(&mut kernels, vec![s], vec![line]);
+            }
+        }
+    }
+    for (i, k) in kernels.iter_mut().enumerate() {
+        k.name = format!("k{i}");
+    }
+    Plan {
+        program: program.clone(),
+        kernels,
+        fallbacks,
+        unused_inputs,
+        fusion,
+    }
+}
+
+fn kernel(mapping: Mapping, domain: Vec<LoopVar>, body: Vec<Stmt>, lines: Vec<u32>) -> Kernel {
+    Kernel {
+        name: String::new(),
+        mapping,
+        stores: written(&body),
+        reads: read(&body),
+        domain,
+        body,
+        lines,
+    }
+}
+
+/// Appends serial statements, merging with a serial kernel just before.
+fn push_serial(kernels: &mut Vec<Kernel>, stmts: Vec<Stmt>, lines: Vec<u32>) {
+    if let Some(k) = kernels.last_mut().filter(|k| k.mapping == Mapping::Serial) {
+        k.body.extend(stmts);
+        k.lines.extend(lines);
+        k.stores = written(&k.body);
+        k.reads = read(&k.body);
+    } else {
+        kernels.push(kernel(Mapping::Serial, vec![], stmts, lines));
+    }
+}
+
+/// The body with every store to another buffer removed.
+fn keep_store(body: &[Stmt], buf: &str) -> Vec<Stmt> {
+    body.iter()
+        .filter_map(|s| match s {
+            Stmt::Store { buf: b, .. } if b != buf => None,
+            Stmt::If {
+                cond,
+                then,
+                els,
+                span,
+            } => Some(Stmt::If {
+                cond: cond.clone(),
+                then: keep_store(then, buf),
+                els: keep_store(els, buf),
+                span: *span,
+            }),
+            s => Some(s.clone()),
+        })
+        .collect()
+}
+
+/// `body_b` with its loop variables renamed to `vars_a`'s, and its bindings
+/// renamed where they would clash with names of `body_a`.
+fn rename_into(
+    vars_a: &[LoopVar],
+    body_a: &[Stmt],
+    vars_b: &[LoopVar],
+    mut body_b: Vec<Stmt>,
+) -> Vec<Stmt> {
+    let mut taken: BTreeSet<String> = vars_a.iter().map(|v| v.name.clone()).collect();
+    for s in body_a {
+        s.walk(&mut |t| {
+            if let Stmt::Let { name, .. } = t {
+                taken.insert(name.clone());
+            }
+        });
+    }
+    let mut b_names: Vec<String> = Vec::new();
+    for s in &body_b {
+        s.walk(&mut |t| {
+            if let Stmt::Let { name, .. } = t {
+                b_names.push(name.clone());
+            }
+        });
+    }
+    // Bindings of B first (so a loop variable of A can't be captured), then
+    // the loop variables.
+    let clashing: Vec<String> = b_names
+        .iter()
+        .filter(|n| taken.contains(*n) || vars_a.iter().any(|v| &v.name == *n))
+        .cloned()
+        .collect();
+    for n in &clashing {
+        let mut k = 1;
+        let fresh = loop {
+            let f = format!("{n}_{k}");
+            if !taken.contains(&f) && !b_names.contains(&f) {
+                break f;
+            }
+            k += 1;
+        };
+        taken.insert(fresh.clone());
+        rename_binding(&mut body_b, n, &fresh);
+    }
+    // Through temporaries, so swapped names (`i, j` against `j, i`) work.
+    let temps: Vec<String> = (0..vars_b.len()).map(|k| format!("__tile_{k}")).collect();
+    for (b, t) in vars_b.iter().zip(&temps) {
+        let to = Expr::var(t);
+        body_b
+            .iter_mut()
+            .for_each(|s| crate::fold_constants::substitute_stmt(s, &b.name, &to));
+    }
+    for (a, t) in vars_a.iter().zip(&temps) {
+        let to = Expr::var(&a.name);
+        body_b
+            .iter_mut()
+            .for_each(|s| crate::fold_constants::substitute_stmt(s, t, &to));
+    }
+    body_b
+}
+
+fn rename_binding(stmts: &mut [Stmt], from: &str, to: &str) {
+    let with = Expr::var(to);
+    for s in stmts.iter_mut() {
+        match s {
+            Stmt::Let { name, .. } if name == from => *name = to.to_string(),
+            Stmt::If { then, els, .. } => {
+                rename_binding(then, from, to);
+                rename_binding(els, from, to);
+            }
+            _ => {}
+        }
+        crate::fold_constants::substitute_stmt(s, from, &with);
+    }
+}
+
+fn join(v: &[u32]) -> String {
+    v.iter()
+        .map(|l| l.to_string())
+        .collect::<Vec<_>>()
+        .join("+")
+}
+
+fn show_domain(vars: &[LoopVar]) -> String {
+    vars.iter()
+        .map(|v| format!("{}..{}", v.lo, v.hi))
+        .collect::<Vec<_>>()
+        .join(" x ")
+}
