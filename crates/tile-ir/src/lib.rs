@@ -32,6 +32,7 @@ mod array;
 pub mod builder;
 mod diag;
 mod expr;
+pub mod fixture;
 pub mod interp;
 mod lex;
 pub mod npy;

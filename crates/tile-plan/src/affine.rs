@@ -129,8 +129,9 @@ fn rank(m: &mut [Vec<i128>]) -> usize {
         for i in 0..m.len() {
             if i != r && m[i][c] != 0 {
                 let (a, b) = (m[r][c], m[i][c]);
-                for k in 0..cols {
-                    m[i][k] = m[i][k] * a - m[r][k] * b;
+                let pivot = m[r].clone();
+                for (x, p) in m[i].iter_mut().zip(&pivot) {
+                    *x = *x * a - p * b;
                 }
                 let g = m[i].iter().fold(0i128, |g, &x| gcd(g, x.abs()));
                 if g > 1 {

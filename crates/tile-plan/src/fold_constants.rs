@@ -254,7 +254,7 @@ fn fold_call(f: Func, args: Vec<Expr>) -> Expr {
     let r = match f {
         Func::Cast(tile_ir::DType::I32) if all_float || all_int => {
             let t = x.trunc();
-            (t >= i32::MIN as f64 && t <= i32::MAX as f64).then(|| Expr::Int(t as i64))
+            (t >= i32::MIN as f64 && t <= i32::MAX as f64).then_some(Expr::Int(t as i64))
         }
         Func::Cast(tile_ir::DType::F32) if all_float || all_int => float(x as f32 as f64),
         Func::Cast(tile_ir::DType::F64) if all_float || all_int => float(x),

@@ -8,8 +8,10 @@
 //! unconditionally (nothing is hoisted out of an `if`), never across a
 //! binder (a reduction or loop variable of the same name), and never when
 //! they load from a buffer the program writes (a store between two loads
-//! could change the value).
+//! could change the value). Affine index arithmetic is never bound: it is
+//! cheap, and the access-map analysis must see it in place.
 
+use crate::affine::Affine;
 use std::collections::{BTreeMap, BTreeSet};
 use tile_ir::{Expr, Program, Span, Stmt};
 
@@ -50,7 +52,8 @@ fn level_exprs(s: &Stmt) -> Vec<&Expr> {
         Stmt::Let { value, .. } => vec![value],
         Stmt::Store { idx, value, .. } => idx.iter().chain(std::iter::once(value)).collect(),
         Stmt::If { cond, .. } => vec![cond],
-        Stmt::For { vars, .. } => vars.iter().flat_map(|v| [&v.lo, &v.hi]).collect(),
+        // Loop bounds are index arithmetic, left where they are.
+        Stmt::For { .. } => vec![],
     }
 }
 
@@ -72,10 +75,13 @@ impl Sharer {
     }
 
     fn shareable(&self, e: &Expr) -> bool {
+        // Affine expressions are index arithmetic: cheap, and binding them
+        // would hide access maps from the analysis.
         if matches!(
             e,
             Expr::Float(_) | Expr::Int(_) | Expr::Bool(_) | Expr::Var(_)
-        ) {
+        ) || Affine::of(e).is_some()
+        {
             return false;
         }
         let mut loads = Vec::new();

@@ -1,0 +1,289 @@
+//! The `tile` command as users run it: outputs, JSON plans, and errors with
+//! locations, non-zero exits and no partial output directories.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use tile_ir::{npy, Array, DType};
+
+fn tile(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tile"))
+        .args(args)
+        .output()
+        .expect("runs")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into(),
+        String::from_utf8_lossy(&o.stderr).into(),
+    )
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("tile-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn example(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+fn write(dir: &Path, name: &str, body: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, body).unwrap();
+    p.display().to_string()
+}
+
+fn save(dir: &Path, name: &str, a: &Array) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, npy::write_npy(a)).unwrap();
+    p.display().to_string()
+}
+
+#[test]
+fn plan_json_shows_one_fused_kernel_and_two_split_ones() {
+    for f in ["sigmoid_pair.tile", "gelu_pair.tile"] {
+        let o = tile(&["plan", "--json", &example(f)]);
+        assert!(o.status.success(), "{:?}", text(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["kernels"].as_array().unwrap().len(), 1);
+        assert_eq!(v["kernels"][0]["mapping"], "element_grid");
+        assert_eq!(
+            v["kernels"][0]["stores"],
+            serde_json::json!(["value", "grad"])
+        );
+        assert_eq!(v["fallbacks"], serde_json::json!([]));
+        assert_eq!(v["unused_inputs"], serde_json::json!([]));
+        let o = tile(&["plan", "--json", "--fusion", "off", &example(f)]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let maps: Vec<&str> = v["kernels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| k["mapping"].as_str().unwrap())
+            .collect();
+        assert_eq!(maps, ["split", "split"]);
+    }
+}
+
+#[test]
+fn check_prints_the_normalised_program() {
+    let d = scratch("check");
+    let f = write(
+        &d,
+        "p.tile",
+        "program p(x: in f32[0..N], y: out f32[N]) { for i in 0..N { y[i] = ((x[i])) * 2.0 } }",
+    );
+    let o = tile(&["check", &f]);
+    assert!(o.status.success());
+    assert_eq!(
+        text(&o).0,
+        "program p(x: in f32[N], y: out f32[N]) {\n  for i in 0..N {\n    y[i] = x[i] * 2.0\n  }\n}\n"
+    );
+}
+
+#[test]
+fn parse_errors_give_file_line_and_column() {
+    let d = scratch("parse");
+    let f = write(
+        &d,
+        "bad.tile",
+        "program p(x: in f32[N], y: out f32[N]) {\n  for i in 0..N {\n    y[i] = x[i] +\n  }\n}\n",
+    );
+    let o = tile(&["check", &f]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o).1;
+    assert!(
+        err.starts_with(&format!("{f}:3:18: error: expected an expression")),
+        "{err}"
+    );
+}
+
+#[test]
+fn verifier_errors_name_the_culprit() {
+    let d = scratch("verify");
+    let f = write(
+        &d,
+        "bad.tile",
+        "program p(x: in f32[N], y: out f32[N]) {\n  for i in 0..N {\n    x[i] = y[i]\n  }\n}\n",
+    );
+    for cmd in ["check", "plan"] {
+        let o = tile(&[cmd, &f]);
+        assert_eq!(o.status.code(), Some(1));
+        assert!(
+            text(&o).1.contains(&format!(
+                "{f}:3:5: error: store to `x`, which is an `in` parameter"
+            )),
+            "{:?}",
+            text(&o)
+        );
+    }
+}
+
+#[test]
+fn several_programs_need_a_choice() {
+    let d = scratch("multi");
+    let f = write(
+        &d,
+        "two.tile",
+        "program a(x: in f32[N], y: out f32[N]) { for i in 0..N { y[i] = x[i] } }\nprogram b(x: in f32[N], y: out f32[N]) { for i in 0..N { y[i] = -x[i] } }\n",
+    );
+    let o = tile(&["plan", &f]);
+    assert!(
+        text(&o).1.contains("choose one with --program NAME"),
+        "{:?}",
+        text(&o)
+    );
+    let o = tile(&["plan", &f, "--program", "b"]);
+    assert!(o.status.success());
+    assert!(text(&o).0.contains("program b: 1 kernel"));
+}
+
+#[test]
+fn run_writes_outputs_that_match_fp64_formulas() {
+    let d = scratch("run");
+    let n = 37 * 15;
+    let xs: Vec<f64> = (0..n)
+        .map(|k| tile_ir::fixture::input_value(k, 0))
+        .collect();
+    let x = save(&d, "x.npy", &Array::from_f64(DType::F32, &[37, 15], &xs));
+    let out = d.join("out");
+    for fusion in ["on", "off"] {
+        let o = tile(&[
+            "run",
+            &example("sigmoid_pair.tile"),
+            "--target",
+            "interp",
+            "--input",
+            &format!("x={x}"),
+            "--fusion",
+            fusion,
+            "--out-dir",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{:?}", text(&o));
+        let value = npy::read_npy(&std::fs::read(out.join("value.npy")).unwrap()).unwrap();
+        let grad = npy::read_npy(&std::fs::read(out.join("grad.npy")).unwrap()).unwrap();
+        assert_eq!(value.shape, [37, 15]);
+        for (k, &x) in xs.iter().enumerate() {
+            let s = 1.0 / (1.0 + (-(x as f32 as f64)).exp());
+            assert!((value.get_f64(k) - s).abs() <= 2e-6 + 2e-5 * s.abs());
+            assert!((grad.get_f64(k) - s * (1.0 - s)).abs() <= 2e-6 + 2e-5 * (s * (1.0 - s)).abs());
+        }
+    }
+}
+
+#[test]
+fn run_rejects_bad_arguments_before_writing_anything() {
+    let d = scratch("badrun");
+    let good = save(
+        &d,
+        "good.npy",
+        &Array::from_f64(DType::F32, &[2, 3], &[0.5; 6]),
+    );
+    let wrong_dtype = save(
+        &d,
+        "f64.npy",
+        &Array::from_f64(DType::F64, &[2, 3], &[0.5; 6]),
+    );
+    let wrong_shape = save(
+        &d,
+        "init.npy",
+        &Array::from_f64(DType::F32, &[3, 2], &[0.5; 6]),
+    );
+    let junk = write(&d, "junk.npy", "not an array");
+    let out = d.join("out");
+    let o = out.to_str().unwrap();
+    let p = example("sigmoid_pair.tile");
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (vec![], "missing input `x`: pass --input x=FILE.npy"),
+        (
+            vec!["--input".into(), format!("x={wrong_dtype}")],
+            "argument `x` has dtype f64, but the parameter is f32",
+        ),
+        (
+            vec![
+                "--input".into(),
+                format!("x={good}"),
+                "--init".into(),
+                format!("value={wrong_shape}"),
+            ],
+            "argument `value` has shape [3, 2]",
+        ),
+        (
+            vec!["--input".into(), format!("x={junk}")],
+            "not a .npy file",
+        ),
+        (
+            vec![
+                "--input".into(),
+                format!("x={}", d.join("absent.npy").display()),
+            ],
+            "cannot read",
+        ),
+        (
+            vec!["--input".into(), format!("q={good}")],
+            "the program has no parameter `q`",
+        ),
+        (
+            vec!["--input".into(), format!("value={good}")],
+            "is an output; give its initial content with --init",
+        ),
+        (
+            vec![
+                "--input".into(),
+                format!("x={good}"),
+                "--bind".into(),
+                "K=3".into(),
+            ],
+            "the program has no size symbol `K`",
+        ),
+    ];
+    for (extra, want) in cases {
+        let mut args: Vec<String> = vec!["run".into(), p.clone(), "--out-dir".into(), o.into()];
+        args.extend(extra);
+        let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+        let r = tile(&args);
+        assert_eq!(r.status.code(), Some(1), "{args:?}");
+        let err = text(&r).1;
+        assert!(err.contains(want), "{args:?}: wanted `{want}`, got `{err}`");
+        assert!(
+            !out.exists(),
+            "a failed run must not create the output directory"
+        );
+    }
+}
+
+#[test]
+fn run_binds_symbols_no_shape_determines() {
+    let d = scratch("bind");
+    let f = write(
+        &d,
+        "iota.tile",
+        "program iota(y: out f32[N]) {\n  for i in 0..N {\n    y[i] = f32(i) * 0.5\n  }\n}\n",
+    );
+    let out = d.join("o");
+    let r = tile(&["run", &f, "--out-dir", out.to_str().unwrap()]);
+    assert!(
+        text(&r).1.contains("size symbol `N` is not determined"),
+        "{:?}",
+        text(&r)
+    );
+    let r = tile(&[
+        "run",
+        &f,
+        "--bind",
+        "N=4",
+        "--out-dir",
+        out.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{:?}", text(&r));
+    let y = npy::read_npy(&std::fs::read(out.join("y.npy")).unwrap()).unwrap();
+    assert_eq!(y.to_f64(), [0.0, 0.5, 1.0, 1.5]);
+}

@@ -1,0 +1,62 @@
+//! Test data shared by every crate's tests: deterministic, non-zero
+//! arguments for a program, and the `# run:` lines of fixture files.
+//!
+//! Inputs follow BENCHMARK.md's formula, shifted per parameter so no two
+//! inputs are equal; written parameters start from a sentinel pattern so an
+//! element no store writes is visible in every comparison.
+
+use crate::args::{boxes, Sizes};
+use crate::{Array, DType, Program, Role};
+use std::collections::BTreeMap;
+
+/// `frac(k * 0.618... + 0.1234567 + 0.37 * seed) * 2 - 1 + 1e-3 * sin(k)`:
+/// deterministic, non-dyadic values roughly in [-1, 1].
+pub fn input_value(k: usize, seed: usize) -> f64 {
+    let t = k as f64 * 0.6180339887498949 + 0.1234567 + 0.37 * seed as f64;
+    (t - t.floor()) * 2.0 - 1.0 + 1e-3 * (k as f64).sin()
+}
+
+/// The sentinel initial content of written parameters.
+pub fn sentinel_value(k: usize) -> f64 {
+    -100.0 - (k % 7) as f64
+}
+
+/// One array per parameter, shaped by its box under `sizes`: inputs from
+/// [`input_value`], outputs (and inout) from [`sentinel_value`] for outputs
+/// and [`input_value`] for inout. `None` when a box has a negative extent.
+pub fn arguments(program: &Program, sizes: &Sizes) -> Option<BTreeMap<String, Array>> {
+    let bx = boxes(program, sizes).ok()?;
+    let mut out = BTreeMap::new();
+    for (seed, p) in program.params.iter().enumerate() {
+        let shape: Vec<usize> = bx[&p.name]
+            .iter()
+            .map(|(lo, hi)| usize::try_from(hi - lo).ok())
+            .collect::<Option<_>>()?;
+        let n: usize = shape.iter().product();
+        let values: Vec<f64> = (0..n)
+            .map(|k| match (p.role, p.dtype) {
+                (Role::Out, _) => sentinel_value(k),
+                (_, DType::I32) => ((k * 7 + seed) % 13) as f64 - 6.0,
+                (_, DType::Bool) => ((k * 3 + seed) % 2) as f64,
+                _ => input_value(k, seed),
+            })
+            .collect();
+        out.insert(p.name.clone(), Array::from_f64(p.dtype, &shape, &values));
+    }
+    Some(out)
+}
+
+/// The size bindings of every `# run: M=3 N=5` line in a fixture's text.
+pub fn run_lines(text: &str) -> Vec<Sizes> {
+    text.lines()
+        .filter_map(|l| l.trim().strip_prefix("# run:"))
+        .map(|rest| {
+            rest.split_whitespace()
+                .filter_map(|kv| {
+                    let (k, v) = kv.split_once('=')?;
+                    Some((k.to_string(), v.parse().ok()?))
+                })
+                .collect()
+        })
+        .collect()
+}
