@@ -1,0 +1,417 @@
+//! `tile audit`: an independent check of a results directory.
+//!
+//! This module shares no code with the writer (`run.rs`, `report.rs`,
+//! `protocol.rs`): it reads `results.json` as plain JSON, recomputes the
+//! planned order, every median and every ratio with its own arithmetic, and
+//! checks the seven points of BENCHMARK.md plus every figure printed in
+//! `results.md`. `--self-test` applies eight mutations to copies of the
+//! directory; each must be rejected.
+
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Audits the directory holding `results.json`; `Ok` with a summary, or
+/// every problem found.
+pub fn audit(results_json: &Path) -> Result<String, Vec<String>> {
+    let dir = results_json.parent().unwrap_or(Path::new("."));
+    let text = std::fs::read_to_string(results_json).map_err(|e| vec![format!("{}: {e}", results_json.display())])?;
+    let doc: Value = serde_json::from_str(&text).map_err(|e| vec![format!("results.json is not JSON: {e}")])?;
+    let mut a = Auditor { doc: &doc, dir, problems: Vec::new() };
+    a.run();
+    if a.problems.is_empty() {
+        let rows = doc["rows"].as_array().map_or(0, |r| r.len());
+        Ok(format!("audit passed: {rows} rows, every figure in results.md recomputed from raw samples"))
+    } else {
+        Err(a.problems)
+    }
+}
+
+struct Auditor<'a> {
+    doc: &'a Value,
+    dir: &'a Path,
+    problems: Vec<String>,
+}
+
+fn mid(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    let n = v.len();
+    match n {
+        0 => f64::NAN,
+        _ if n % 2 == 1 => v[n / 2],
+        _ => 0.5 * (v[n / 2 - 1] + v[n / 2]),
+    }
+}
+
+fn strs(v: &Value) -> Vec<String> {
+    v.as_array().map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect()).unwrap_or_default()
+}
+
+fn rot(v: &[String], r: usize) -> Vec<String> {
+    let n = v.len();
+    (0..n).map(|i| v[(i + r) % n].clone()).collect()
+}
+
+impl Auditor<'_> {
+    fn fail(&mut self, s: String) {
+        if self.problems.len() < 50 {
+            self.problems.push(s);
+        }
+    }
+
+    fn run(&mut self) {
+        let doc = self.doc;
+        let meta = &doc["meta"];
+        let rows = doc["rows"].as_array().cloned().unwrap_or_default();
+        let rounds = meta["protocol"]["rounds"].as_u64().unwrap_or(0) as usize;
+        let samples = meta["protocol"]["samples"].as_u64().unwrap_or(0) as usize;
+        let window_s = meta["protocol"]["window_ms"].as_f64().unwrap_or(0.0) / 1e3;
+        let phases = strs(&meta["phases"]);
+        let cases = strs(&meta["cases"]);
+        let frameworks = strs(&meta["frameworks"]);
+        let variants = strs(&meta["variants"]);
+        if rounds == 0 || phases.is_empty() || cases.is_empty() || frameworks.is_empty() {
+            self.fail("meta lacks rounds, phases, cases or frameworks".into());
+            return;
+        }
+        let group_of: BTreeMap<String, String> = rows
+            .iter()
+            .filter_map(|r| Some((r["case"].as_str()?.to_string(), r["group"].as_str()?.to_string())))
+            .collect();
+
+        // 2. Order: each round's orders are the rotations by the round index.
+        let planned = doc["planned_order"].as_array().cloned().unwrap_or_default();
+        if planned.len() != rounds {
+            self.fail(format!("order: {} planned rounds, protocol says {rounds}", planned.len()));
+        }
+        let mut expected_seq: Vec<(usize, String, String)> = Vec::new();
+        for (r, p) in planned.iter().enumerate() {
+            let (cs, fs, vs) = (rot(&cases, r), rot(&frameworks, r), rot(&variants, r));
+            if strs(&p["cases"]) != cs || strs(&p["frameworks"]) != fs || strs(&p["variants"]) != vs {
+                self.fail(format!("order: round {r} does not rotate cases, frameworks and variants by {r}"));
+            }
+            let mut seq = Vec::new();
+            for c in &cs {
+                for f in &fs {
+                    if f == "tile" {
+                        for v in &vs {
+                            if v != "reference" || group_of.get(c).is_some_and(|g| g == "seed") {
+                                seq.push((c.clone(), v.clone()));
+                            }
+                        }
+                    } else {
+                        seq.push((c.clone(), f.clone()));
+                    }
+                }
+            }
+            let recorded: Vec<(String, String)> = p["sequence"]
+                .as_array()
+                .map(|a| a.iter().map(|x| (x[0].as_str().unwrap_or("").to_string(), x[1].as_str().unwrap_or("").to_string())).collect())
+                .unwrap_or_default();
+            if recorded != seq {
+                self.fail(format!("order: the recorded sequence of round {r} is not the rotation's"));
+            }
+            expected_seq.extend(seq.into_iter().map(|(c, e)| (r, c, e)));
+        }
+        for list in [&frameworks, &variants] {
+            if rounds >= list.len() {
+                for item in list.iter() {
+                    let mut pos = vec![0usize; list.len()];
+                    for p in &planned {
+                        let key = if list == &frameworks { "frameworks" } else { "variants" };
+                        if let Some(i) = strs(&p[key]).iter().position(|x| x == item) {
+                            pos[i] += 1;
+                        }
+                    }
+                    let (lo, hi) = (pos.iter().min().copied().unwrap_or(0), pos.iter().max().copied().unwrap_or(0));
+                    if hi - lo > 1 {
+                        self.fail(format!("order: `{item}` is unbalanced across positions {pos:?}"));
+                    }
+                }
+            }
+        }
+
+        // 1. Coverage: every (round, case, entry, phase) once, in order.
+        let mut want: Vec<(usize, String, String, String)> = Vec::new();
+        for (r, c, e) in &expected_seq {
+            for ph in &phases {
+                want.push((*r, c.clone(), e.clone(), ph.clone()));
+            }
+        }
+        let got: Vec<(usize, String, String, String)> = rows
+            .iter()
+            .map(|r| {
+                (
+                    r["round"].as_u64().unwrap_or(u64::MAX) as usize,
+                    r["case"].as_str().unwrap_or("").to_string(),
+                    r["variant"].as_str().unwrap_or("").to_string(),
+                    r["phase"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect();
+        let mut seen = BTreeSet::new();
+        for g in &got {
+            if !seen.insert(g.clone()) {
+                self.fail(format!("coverage: row {g:?} appears twice"));
+            }
+        }
+        for w in &want {
+            if !seen.contains(w) {
+                self.fail(format!("coverage: row {w:?} is missing"));
+            }
+        }
+        if got != want && self.problems.is_empty() {
+            self.fail("coverage: rows are not in the recorded order".into());
+        }
+
+        let tol = meta["tolerances"].clone();
+        let mut artifacts: Option<Value> = None;
+        let mut hashes: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
+        for (k, r) in rows.iter().enumerate() {
+            let case = r["case"].as_str().unwrap_or("?");
+            let entry = r["variant"].as_str().unwrap_or("?");
+            let what = format!("row {k} ({case} {entry} round {} {})", r["round"], r["phase"].as_str().unwrap_or("?"));
+            // 4. Validation.
+            let v = &r["validation"];
+            if r["status"] != "ok" || v["pass"] != Value::Bool(true) {
+                self.fail(format!("validation: {what} did not pass"));
+            }
+            let outs = v["outputs"].as_array().cloned().unwrap_or_default();
+            let want_outs = if group_of.get(case).is_some_and(|g| g == "seed") { 2 } else { 1 };
+            if outs.len() != want_outs || outs.iter().any(|o| o["pass"] != Value::Bool(true) || o["count"].as_u64().unwrap_or(0) == 0) {
+                self.fail(format!("validation: {what} has {} of {want_outs} outputs validated", outs.iter().filter(|o| o["pass"] == Value::Bool(true)).count()));
+            }
+            if v["atol"] != tol[case]["atol"] || v["rtol"] != tol[case]["rtol"] {
+                self.fail(format!("validation: {what} used tolerances other than the suite's"));
+            }
+            let fixed = if group_of.get(case).is_some_and(|g| g == "seed") { (2e-6, 2e-5) } else { (1e-5, 1e-4) };
+            if v["atol"].as_f64() != Some(fixed.0) || v["rtol"].as_f64() != Some(fixed.1) {
+                self.fail(format!("validation: {what} tolerances differ from BENCHMARK.md's"));
+            }
+            // 3. Denominators.
+            let ph = r["phase"].as_str().unwrap_or("");
+            let n = r["n"].as_u64().unwrap_or(0);
+            let s: Vec<f64> = r["samples_s"].as_array().map(|a| a.iter().filter_map(|x| x.as_f64()).collect()).unwrap_or_default();
+            if n == 0 || s.len() != samples || s.iter().any(|x| !(*x > 0.0)) {
+                self.fail(format!("denominators: {what} has n={n} and {} valid samples (want {samples})", s.len()));
+            } else if ph.ends_with("_single") && n != 1 {
+                self.fail(format!("denominators: {what} is a single-call phase with n={n}"));
+            } else if ph.ends_with("_batch") && n > 1 {
+                let m = mid(&mut s.clone());
+                if m < window_s / 4.0 || m > window_s * 4.0 {
+                    self.fail(format!("denominators: {what}: batches of n={n} took {m:.6} s, inconsistent with the {window_s} s window"));
+                }
+            }
+            if r["framework"] != "tile" {
+                continue;
+            }
+            // 5. Sources.
+            let mut set = BTreeSet::new();
+            for src in r["sources"].as_array().cloned().unwrap_or_default() {
+                let h = src["hash"].as_str().unwrap_or("").to_string();
+                let path = self.dir.join(src["path"].as_str().unwrap_or(""));
+                match std::fs::read(&path) {
+                    Ok(bytes) => {
+                        if sha256(&bytes) != h {
+                            self.fail(format!("sources: {} does not match its hash {h}", path.display()));
+                        }
+                    }
+                    Err(_) => self.fail(format!("sources: {} is missing", path.display())),
+                }
+                set.insert(h);
+            }
+            if set.is_empty() {
+                self.fail(format!("sources: {what} records no source"));
+            }
+            hashes.entry((case.to_string(), entry.to_string())).or_default().extend(set);
+            // 6. Plans.
+            if group_of.get(case).is_some_and(|g| g == "seed") && (entry == "fused" || entry == "reference") {
+                let maps = strs(&r["plan"]["mappings"]);
+                if maps != ["element_grid"] || r["plan"]["kernels"].as_u64() != Some(1) {
+                    self.fail(format!("plans: {what} realised {maps:?}, not one element_grid kernel"));
+                }
+            }
+            // 7. Artifacts.
+            match &artifacts {
+                None => artifacts = Some(r["artifacts"].clone()),
+                Some(a) if *a != r["artifacts"] => self.fail(format!("artifacts: {what} records a different compiler/runtime identity")),
+                _ => {}
+            }
+        }
+        for ((case, entry), set) in &hashes {
+            if set.len() != 1 {
+                self.fail(format!("sources: {case} {entry} has {} different sources across rounds", set.len()));
+            }
+        }
+        for case in &cases {
+            if group_of.get(case).is_some_and(|g| g == "controls") {
+                let (f, s) = (hashes.get(&(case.clone(), "fused".into())), hashes.get(&(case.clone(), "split".into())));
+                if f.is_some() && f != s {
+                    self.fail(format!("sources: control {case} differs with fusion on and off"));
+                }
+            }
+        }
+        self.check_report(&rows, &phases);
+    }
+
+    /// Every figure in results.md, recomputed from the raw samples.
+    fn check_report(&mut self, rows: &[Value], phases: &[String]) {
+        let md = match std::fs::read_to_string(self.dir.join("results.md")) {
+            Ok(t) => t,
+            Err(_) => return self.fail("figures: results.md is missing".into()),
+        };
+        // (case, entry, phase) -> round -> per-invocation µs samples.
+        let mut data: BTreeMap<(String, String, String), BTreeMap<u64, Vec<f64>>> = BTreeMap::new();
+        for r in rows.iter().filter(|r| r["status"] == "ok") {
+            let key = (
+                r["case"].as_str().unwrap_or("").to_string(),
+                r["variant"].as_str().unwrap_or("").to_string(),
+                r["phase"].as_str().unwrap_or("").to_string(),
+            );
+            let n = r["n"].as_f64().unwrap_or(f64::NAN);
+            let per: Vec<f64> = r["samples_s"].as_array().into_iter().flatten().filter_map(|x| x.as_f64()).map(|x| x * 1e6 / n).collect();
+            data.entry(key).or_default().entry(r["round"].as_u64().unwrap_or(0)).or_default().extend(per);
+        }
+        let close = |printed: &str, value: f64| -> bool {
+            printed.parse::<f64>().is_ok_and(|p| (p - value).abs() <= 1e-3 * value.abs().max(1e-12) + 1e-9)
+        };
+        let mut case = String::new();
+        let mut shown: BTreeSet<(String, String, String)> = BTreeSet::new();
+        for line in md.lines() {
+            if let Some(c) = line.strip_prefix("## ") {
+                case = c.trim().to_string();
+                continue;
+            }
+            let cells: Vec<&str> = line.trim().trim_matches('|').split('|').map(str::trim).collect();
+            if cells.len() == 6 && phases.iter().any(|p| p == cells[1]) {
+                let key = (case.clone(), cells[0].to_string(), cells[1].to_string());
+                let Some(by_round) = data.get(&key) else {
+                    self.fail(format!("figures: results.md shows {key:?}, which has no raw samples"));
+                    continue;
+                };
+                let mut meds: Vec<f64> = by_round.values().map(|v| mid(&mut v.clone())).collect();
+                let all: Vec<f64> = by_round.values().flatten().copied().collect();
+                let lo = all.iter().copied().fold(f64::INFINITY, f64::min);
+                let hi = all.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                let m = mid(&mut meds);
+                if !close(cells[2], m) || !close(cells[3], lo) || !close(cells[4], hi) || cells[5] != by_round.len().to_string() {
+                    self.fail(format!("figures: {key:?} printed {:?}, raw data give {m:.6} {lo:.6} {hi:.6} over {} rounds", &cells[2..], by_round.len()));
+                }
+                shown.insert(key);
+            } else if cells.len() == 5 && cells[0] == "fused" && phases.iter().any(|p| p == cells[2]) {
+                let num = data.get(&(case.clone(), "fused".into(), cells[2].to_string()));
+                let den = data.get(&(case.clone(), cells[1].to_string(), cells[2].to_string()));
+                let (Some(num), Some(den)) = (num, den) else {
+                    self.fail(format!("figures: ratio row for {case} {} {} has no raw samples", cells[1], cells[2]));
+                    continue;
+                };
+                let mut ratios: Vec<f64> = num
+                    .iter()
+                    .filter_map(|(r, v)| den.get(r).map(|d| mid(&mut v.clone()) / mid(&mut d.clone())))
+                    .collect();
+                let each: Vec<&str> = cells[4].split_whitespace().collect();
+                let per_round_ok = each.len() == ratios.len() && each.iter().zip(&ratios).all(|(p, v)| close(p, *v));
+                if !close(cells[3], mid(&mut ratios)) || !per_round_ok {
+                    self.fail(format!("figures: ratio fused/{} {} in {case} does not follow from the raw data", cells[1], cells[2]));
+                }
+            }
+        }
+        for key in data.keys() {
+            if !shown.contains(key) {
+                self.fail(format!("figures: results.md omits {key:?}"));
+            }
+        }
+    }
+}
+
+fn sha256(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for e in std::fs::read_dir(from)? {
+        let e = e?;
+        let t = to.join(e.file_name());
+        if e.file_type()?.is_dir() {
+            copy_dir(&e.path(), &t)?;
+        } else {
+            std::fs::copy(e.path(), t)?;
+        }
+    }
+    Ok(())
+}
+
+/// The eight mutations of BENCHMARK.md, each applied to a fresh copy.
+/// Returns one line per mutation and whether every one was rejected.
+pub fn self_test(results_json: &Path) -> Result<(Vec<String>, bool), String> {
+    audit(results_json).map_err(|p| format!("the unmodified results must pass first:\n{}", p.join("\n")))?;
+    let dir = results_json.parent().unwrap_or(Path::new("."));
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(results_json).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+    let rows = doc["rows"].as_array().cloned().unwrap_or_default();
+    let k = rows.iter().position(|r| r["framework"] == "tile" && r["phase"].as_str().is_some_and(|p| p.ends_with("_batch"))).ok_or("no batch row")?;
+    let src = rows[k]["sources"][0]["path"].as_str().ok_or("no source")?.to_string();
+    type Mutation = Box<dyn Fn(&mut Value, &Path) -> std::io::Result<()>>;
+    let mutations: Vec<(&str, Mutation)> = vec![
+        ("missing row", Box::new(move |d, _| Ok(drop(d["rows"].as_array_mut().map(|r| r.remove(k)))))),
+        ("duplicated row", Box::new(move |d, _| {
+            if let Some(r) = d["rows"].as_array_mut() {
+                let dup = r[k].clone();
+                r.insert(k + 1, dup);
+            }
+            Ok(())
+        })),
+        ("failed validation", Box::new(move |d, _| Ok(d["rows"][k]["validation"]["pass"] = Value::Bool(false)))),
+        ("partial output", Box::new(move |d, _| Ok(drop(d["rows"][k]["validation"]["outputs"].as_array_mut().map(|o| o.pop()))))),
+        ("changed source", Box::new({
+            let src = src.clone();
+            move |_, dir| {
+                let p = dir.join(&src);
+                let mut b = std::fs::read(&p)?;
+                b.extend_from_slice(b"\n/* edited */\n");
+                std::fs::write(p, b)
+            }
+        })),
+        ("wrong denominator", Box::new(move |d, _| {
+            let n = d["rows"][k]["n"].as_u64().unwrap_or(1);
+            d["rows"][k]["n"] = Value::from(n * 2 + 1);
+            Ok(())
+        })),
+        ("missing source file", Box::new({
+            let src = src.clone();
+            move |_, dir| std::fs::remove_file(dir.join(&src))
+        })),
+        ("unbalanced framework order", Box::new(|d, _| {
+            if let Some(p) = d["planned_order"].as_array_mut() {
+                if let Some(f) = p[0]["frameworks"].as_array_mut() {
+                    if f.len() > 1 {
+                        f.swap(0, 1);
+                    } else {
+                        f.push(Value::from("tile"));
+                    }
+                }
+            }
+            Ok(())
+        })),
+    ];
+    let mut lines = Vec::new();
+    let mut all = true;
+    for (i, (name, m)) in mutations.iter().enumerate() {
+        let copy: PathBuf = std::env::temp_dir().join(format!("tile-audit-{}-{i}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&copy);
+        copy_dir(dir, &copy).map_err(|e| e.to_string())?;
+        let mut d = doc.clone();
+        m(&mut d, &copy).map_err(|e| format!("{name}: {e}"))?;
+        std::fs::write(copy.join("results.json"), serde_json::to_string_pretty(&d).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+        match audit(&copy.join("results.json")) {
+            Ok(_) => {
+                all = false;
+                lines.push(format!("ACCEPTED (bad): {name}"));
+            }
+            Err(p) => lines.push(format!("rejected: {name}: {}", p[0])),
+        }
+        let _ = std::fs::remove_dir_all(&copy);
+    }
+    Ok((lines, all))
+}

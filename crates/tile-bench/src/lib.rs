@@ -1,0 +1,16 @@
+//! Tile's measurement harness (BENCHMARK.md): the suite as data, the
+//! protocol, Tile's targets and the Python peers, results with raw samples
+//! and sources, the report, and an independent audit.
+#![deny(missing_docs)]
+
+pub mod audit;
+mod cpu;
+pub mod oracle;
+pub mod peers;
+pub mod protocol;
+pub mod report;
+pub mod run;
+pub mod suite;
+pub mod target;
+
+pub use run::{bench, default_peers, BenchArgs};

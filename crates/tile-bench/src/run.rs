@@ -1,0 +1,263 @@
+//! `tile bench`: runs the planned order, writes `results.json`, `sources/`
+//! and `results.md` into the output directory.
+
+use crate::oracle;
+use crate::peers::Peer;
+use crate::protocol::{measure, phases, planned_order, Protocol};
+use crate::suite::Case;
+use crate::target::{prepare, Variant};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Everything `tile bench` was asked to do.
+#[derive(Clone, Debug)]
+pub struct BenchArgs {
+    /// `cpu` or `cuda`.
+    pub target: String,
+    /// Cases to run.
+    pub cases: Vec<Case>,
+    /// Peer frameworks to ask for (missing ones are recorded as not
+    /// available).
+    pub peers: Vec<String>,
+    /// Protocol parameters.
+    pub protocol: Protocol,
+    /// Output directory.
+    pub out: PathBuf,
+    /// Python interpreter for the peers.
+    pub python: String,
+    /// The command line, for the record.
+    pub command: String,
+    /// Show progress on stderr.
+    pub progress: bool,
+}
+
+/// The default peers of a target.
+pub fn default_peers(target: &str) -> Vec<String> {
+    let v: &[&str] = if target == "cuda" {
+        &["torch_eager", "torch_compile", "jax_jit", "cupy_elementwise"]
+    } else {
+        &["numpy_eager", "torch_eager"]
+    };
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+fn now() -> String {
+    let s = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    format!("{s}")
+}
+
+fn git_commit() -> String {
+    std::process::Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// The variants of Tile run for a case: the seed suite compares fused,
+/// reference and split; the controls (single-output programs) fused and
+/// split, which must be the same source.
+pub fn variants_for(group: &str) -> Vec<Variant> {
+    if group == "seed" {
+        vec![Variant::Fused, Variant::Reference, Variant::Split]
+    } else {
+        vec![Variant::Fused, Variant::Split]
+    }
+}
+
+/// Runs the benchmark and writes the results directory. Returns the path
+/// of `results.md`.
+pub fn bench(args: &BenchArgs) -> Result<PathBuf, String> {
+    let start = now();
+    if args.out.exists() && std::fs::read_dir(&args.out).map(|mut d| d.next().is_some()).unwrap_or(false) {
+        return Err(format!("{}: the output directory exists and is not empty; choose another --out", args.out.display()));
+    }
+    let sources_dir = args.out.join("sources");
+    std::fs::create_dir_all(&sources_dir).map_err(|e| format!("{}: {e}", sources_dir.display()))?;
+    let ph = phases(&args.target);
+
+    // Which peers are there at all (each greets and quits).
+    let mut peer_info = serde_json::Map::new();
+    let mut available = Vec::new();
+    for p in &args.peers {
+        match Peer::start(&args.python, p) {
+            Ok(peer) => {
+                if peer.available() {
+                    available.push(p.clone());
+                }
+                peer_info.insert(p.clone(), peer.hello.clone());
+            }
+            Err(e) => {
+                peer_info.insert(p.clone(), json!({"available": false, "reason": e}));
+            }
+        }
+    }
+    let groups: Vec<String> = {
+        let mut g: Vec<String> = args.cases.iter().map(|c| c.group.clone()).collect();
+        g.dedup();
+        g
+    };
+    let case_names: Vec<String> = args.cases.iter().map(|c| c.name.clone()).collect();
+    let mut frameworks = vec!["tile".to_string()];
+    frameworks.extend(available.iter().cloned());
+    let all_variants: Vec<String> = ["fused", "reference", "split"].iter().map(|s| s.to_string()).collect();
+    let mut order = planned_order(args.protocol.rounds, &case_names, &frameworks, &all_variants);
+    // The reference variant (an explicitly requested element grid) applies
+    // to the seed suite only; single-output controls compare fused and split.
+    for round in &mut order {
+        round.sequence.retain(|(c, e)| {
+            let group = args.cases.iter().find(|k| &k.name == c).map(|k| k.group.as_str());
+            e != "reference" || group == Some("seed")
+        });
+    }
+
+    let mut rows: Vec<Value> = Vec::new();
+    let mut artifacts = json!(null);
+    let total: usize = order.iter().map(|r| r.sequence.len()).sum();
+    let mut done = 0;
+    for round in &order {
+        let mut peers: BTreeMap<String, Peer> = BTreeMap::new();
+        for p in &available {
+            peers.insert(p.clone(), Peer::start(&args.python, p)?);
+        }
+        for (case_name, entry) in &round.sequence {
+            done += 1;
+            let case = args.cases.iter().find(|c| &c.name == case_name).ok_or("planned case missing")?;
+            if args.progress {
+                eprint!("\r[{done}/{total}] round {} {case_name} {entry}                    ", round.round);
+                let _ = std::io::stderr().flush();
+            }
+            let base = json!({"round": round.round, "case": case_name, "graph": case.graph, "group": case.group, "shape": case.shape});
+            if let Some(peer) = peers.get_mut(entry) {
+                let resp = peer.run(&case.graph, case.shape, &args.target, &ph, &args.protocol, case.atol, case.rtol)?;
+                rows.extend(peer_rows(&base, entry, &resp, &ph));
+                continue;
+            }
+            let variant = Variant::parse(entry).ok_or_else(|| format!("unknown entry `{entry}`"))?;
+            if !variants_for(&case.group).contains(&variant) {
+                continue;
+            }
+            let mut prepared = prepare(&args.target, case, variant)?;
+            if artifacts.is_null() {
+                artifacts = prepared.artifacts.clone();
+            }
+            let mut srcs = Vec::new();
+            for (hash, ext, text) in &prepared.sources {
+                let rel = format!("sources/{hash}.{ext}");
+                std::fs::write(args.out.join(&rel), text).map_err(|e| format!("{rel}: {e}"))?;
+                srcs.push(json!({"hash": hash, "path": rel}));
+            }
+            let validation = prepared.validate(case)?;
+            let mut row = base.clone();
+            row["framework"] = json!("tile");
+            row["variant"] = json!(variant.name());
+            row["plan"] = prepared.plan.clone();
+            row["sources"] = json!(srcs);
+            row["artifacts"] = prepared.artifacts.clone();
+            row["validation"] = serde_json::to_value(&validation).map_err(|e| e.to_string())?;
+            if !validation["pass"].as_bool().unwrap_or(false) {
+                row["phase"] = json!("validation");
+                row["status"] = json!("failed");
+                rows.push(row);
+                continue;
+            }
+            let measured = measure(prepared.invoker.as_mut(), &args.protocol, &ph)?;
+            for p in &ph {
+                let mut r = row.clone();
+                r["phase"] = json!(p);
+                r["status"] = json!("ok");
+                r["n"] = json!(measured[*p].n);
+                r["samples_s"] = json!(measured[*p].samples_s);
+                rows.push(r);
+            }
+        }
+    }
+    if args.progress {
+        eprintln!();
+    }
+    let meta = json!({
+        "tile_version": env!("CARGO_PKG_VERSION"),
+        "tile_commit": git_commit(),
+        "command": args.command,
+        "target": args.target,
+        "device": crate::target::device_name(&args.target),
+        "host": host_name(),
+        "artifacts": artifacts,
+        "peers": Value::Object(peer_info),
+        "protocol": args.protocol,
+        "phases": ph,
+        "cases": case_names,
+        "groups": groups,
+        "frameworks": frameworks,
+        "variants": all_variants,
+        "tolerances": args.cases.iter().map(|c| (c.name.clone(), json!({"atol": c.atol, "rtol": c.rtol}))).collect::<serde_json::Map<_, _>>(),
+        "start_unix": start,
+        "end_unix": now(),
+    });
+    let results = json!({"schema": 1, "meta": meta, "planned_order": order, "rows": rows});
+    let text = serde_json::to_string_pretty(&results).map_err(|e| e.to_string())?;
+    write_file(&args.out.join("results.json"), &text)?;
+    let md = crate::report::render(&results)?;
+    let md_path = args.out.join("results.md");
+    write_file(&md_path, &md)?;
+    Ok(md_path)
+}
+
+fn write_file(p: &Path, text: &str) -> Result<(), String> {
+    std::fs::write(p, text).map_err(|e| format!("{}: {e}", p.display()))
+}
+
+fn host_name() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| t.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()))
+        .unwrap_or_else(|| std::env::consts::ARCH.to_string());
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    format!("{cpu}, {cores} cores")
+}
+
+/// Rows for one peer response: one per phase, or one failed/not-available
+/// record.
+fn peer_rows(base: &Value, framework: &str, resp: &Value, ph: &[&str]) -> Vec<Value> {
+    let mut row = base.clone();
+    row["framework"] = json!(framework);
+    row["variant"] = json!(framework);
+    row["validation"] = resp["validation"].clone();
+    row["kernels"] = resp["kernels"].clone();
+    row["notes"] = resp["notes"].clone();
+    let status = resp["status"].as_str().unwrap_or("failed");
+    if status != "ok" {
+        row["phase"] = json!("validation");
+        row["status"] = json!(status);
+        row["reason"] = resp["reason"].clone();
+        return vec![row];
+    }
+    ph.iter()
+        .filter_map(|p| {
+            let s = resp["phases"].get(*p)?;
+            let mut r = row.clone();
+            r["phase"] = json!(p);
+            r["status"] = json!("ok");
+            r["n"] = s["n"].clone();
+            r["samples_s"] = s["samples_s"].clone();
+            Some(r)
+        })
+        .collect()
+}
+
+/// Validation against the FP64 oracle of a case, from the outputs.
+pub fn validation_record(case: &Case, outputs: &[(String, Vec<f32>)], inputs: &[Vec<f32>]) -> Result<Value, String> {
+    let want = oracle::reference(&case.graph, inputs, case.shape[0], case.shape[1])?;
+    let mut checks = Vec::new();
+    for (k, name) in case.outputs.iter().enumerate() {
+        let got = outputs.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_slice()).unwrap_or(&[]);
+        checks.push(oracle::check(name, got, &want[k], case.atol, case.rtol));
+    }
+    let pass = checks.iter().all(|c| c.pass) && checks.len() == case.outputs.len();
+    Ok(json!({"atol": case.atol, "rtol": case.rtol, "pass": pass, "outputs": checks}))
+}

@@ -1,0 +1,105 @@
+//! The benchmark suite as data: `bench/suite.json` lists graphs, their
+//! `.tile` programs, shapes, groups and tolerances. The file and the
+//! programs are compiled into the binary so `tile bench` runs from any
+//! directory; `--suite FILE` reads another list.
+
+use serde::Deserialize;
+use std::path::Path;
+
+const SUITE: &str = include_str!("../../../bench/suite.json");
+
+/// Programs named by the built-in suite, by path.
+const PROGRAMS: [(&str, &str); 7] = [
+    ("examples/sigmoid_pair.tile", include_str!("../../../examples/sigmoid_pair.tile")),
+    ("examples/gelu_pair.tile", include_str!("../../../examples/gelu_pair.tile")),
+    ("tests/programs/controls/add.tile", include_str!("../../../tests/programs/controls/add.tile")),
+    ("tests/programs/controls/gelu_ab.tile", include_str!("../../../tests/programs/controls/gelu_ab.tile")),
+    ("tests/programs/controls/softmax.tile", include_str!("../../../tests/programs/controls/softmax.tile")),
+    ("tests/programs/controls/rmsnorm.tile", include_str!("../../../tests/programs/controls/rmsnorm.tile")),
+    ("tests/programs/controls/layernorm.tile", include_str!("../../../tests/programs/controls/layernorm.tile")),
+];
+
+#[derive(Deserialize)]
+struct SuiteFile {
+    graphs: Vec<GraphEntry>,
+}
+
+#[derive(Deserialize)]
+struct GraphEntry {
+    graph: String,
+    program: String,
+    group: String,
+    outputs: Vec<String>,
+    atol: f64,
+    rtol: f64,
+    shapes: Vec<[usize; 2]>,
+}
+
+/// One benchmark case: a graph at one shape.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Case {
+    /// `sigmoid_pair_37x1537`.
+    pub name: String,
+    /// `sigmoid_pair`.
+    pub graph: String,
+    /// `seed` or `controls`.
+    pub group: String,
+    /// The program's `.tile` text.
+    pub program: String,
+    /// Rows and columns.
+    pub shape: [usize; 2],
+    /// Output parameters validated.
+    pub outputs: Vec<String>,
+    /// Absolute tolerance.
+    pub atol: f64,
+    /// Relative tolerance.
+    pub rtol: f64,
+}
+
+/// Reads a suite (the built-in one when `path` is `None`) and selects cases
+/// whose group, graph or name is in `select` (all seed cases when empty).
+pub fn load(path: Option<&Path>, select: &[String]) -> Result<Vec<Case>, String> {
+    let (text, base) = match path {
+        Some(p) => (
+            std::fs::read_to_string(p).map_err(|e| format!("{}: cannot read: {e}", p.display()))?,
+            p.parent().map(Path::to_path_buf),
+        ),
+        None => (SUITE.to_string(), None),
+    };
+    let file: SuiteFile = serde_json::from_str(&text).map_err(|e| format!("bad suite file: {e}"))?;
+    let mut cases = Vec::new();
+    for g in file.graphs {
+        let program = match PROGRAMS.iter().find(|(p, _)| *p == g.program) {
+            Some((_, t)) if base.is_none() => t.to_string(),
+            _ => {
+                let p = base.clone().unwrap_or_default().join(&g.program);
+                std::fs::read_to_string(&p).map_err(|e| format!("{}: cannot read: {e}", p.display()))?
+            }
+        };
+        for s in &g.shapes {
+            cases.push(Case {
+                name: format!("{}_{}x{}", g.graph, s[0], s[1]),
+                graph: g.graph.clone(),
+                group: g.group.clone(),
+                program: program.clone(),
+                shape: *s,
+                outputs: g.outputs.clone(),
+                atol: g.atol,
+                rtol: g.rtol,
+            });
+        }
+    }
+    let wanted = |c: &Case| {
+        if select.is_empty() {
+            c.group == "seed"
+        } else {
+            select.iter().any(|s| s == "all" || *s == c.group || *s == c.graph || *s == c.name)
+        }
+    };
+    let picked: Vec<Case> = cases.iter().filter(|c| wanted(c)).cloned().collect();
+    if picked.is_empty() {
+        let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
+        return Err(format!("no case matches {select:?}; groups: seed, controls, all; cases: {}", names.join(", ")));
+    }
+    Ok(picked)
+}

@@ -1,0 +1,148 @@
+//! Tile's side of a case: compile the variant fresh (no cache), allocate
+//! and fill arguments, and expose an [`Invoker`] for the protocol.
+
+use crate::protocol::Invoker;
+use crate::run::validation_record;
+use crate::suite::Case;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use tile_ir::{Array, ArrayData, Sizes};
+use tile_plan::{Mapping, Options, Plan};
+
+/// Tile's variants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Variant {
+    /// The automatic planner.
+    Fused,
+    /// The element grid requested explicitly (must equal `Fused`).
+    Reference,
+    /// Fusion off: the control.
+    Split,
+}
+
+impl Variant {
+    /// The name in results.
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Fused => "fused",
+            Variant::Reference => "reference",
+            Variant::Split => "split",
+        }
+    }
+
+    /// Parses a variant name.
+    pub fn parse(s: &str) -> Option<Variant> {
+        [Variant::Fused, Variant::Reference, Variant::Split].into_iter().find(|v| v.name() == s)
+    }
+}
+
+/// A compiled variant with its arguments, ready to time.
+pub struct Prepared {
+    /// Invokes the kernels on the prepared arguments.
+    pub invoker: Box<dyn PreparedRun>,
+    /// The realised plan: mappings, kernel count, and target details.
+    pub plan: Value,
+    /// Generated sources: (sha256, extension, text).
+    pub sources: Vec<(String, String, String)>,
+    /// Compiler and runtime identity.
+    pub artifacts: Value,
+}
+
+/// An invoker that can also hand back its outputs and inputs.
+pub trait PreparedRun: Invoker {
+    /// Output arrays by name (after at least one invocation).
+    fn outputs(&mut self) -> Result<Vec<(String, Vec<f32>)>, String>;
+    /// The input arrays in parameter order.
+    fn inputs(&self) -> Vec<Vec<f32>>;
+}
+
+impl Prepared {
+    /// Runs once and validates every output against the FP64 oracle.
+    pub fn validate(&mut self, case: &Case) -> Result<Value, String> {
+        self.invoker.invoke()?;
+        self.invoker.sync()?;
+        let outs = self.invoker.outputs()?;
+        validation_record(case, &outs, &self.invoker.inputs())
+    }
+}
+
+/// Plans a case's program for a variant.
+pub fn plan_variant(case: &Case, variant: Variant) -> Result<Plan, String> {
+    let program = tile_ir::parse_program(&case.program).map_err(|e| format!("{}: {e}", case.graph))?;
+    let fusion = variant != Variant::Split;
+    let plan = tile_plan::compile(&program, &Options { fusion }).map_err(|e| format!("{}: {e}", case.graph))?;
+    if variant == Variant::Reference {
+        if let Some(k) = plan.kernels.iter().find(|k| k.mapping != Mapping::ElementGrid) {
+            return Err(format!(
+                "{}: the element grid was requested, but kernel {} is {}: {:?}",
+                case.graph,
+                k.name,
+                k.mapping.name(),
+                plan.fallbacks
+            ));
+        }
+    }
+    Ok(plan)
+}
+
+/// Arguments for a case: inputs from the benchmark formula (parameter `p`
+/// uses seed `p`), outputs poisoned with NaN.
+pub fn arguments(plan: &Plan, case: &Case) -> Result<(BTreeMap<String, Array>, Sizes), String> {
+    let program = &plan.program;
+    let mut shapes = BTreeMap::new();
+    for p in &program.params {
+        let shape = if p.dims.len() == 2 { vec![case.shape[0], case.shape[1]] } else { vec![case.shape[1]] };
+        shapes.insert(p.name.clone(), (p.dtype, shape));
+    }
+    let sizes = tile_ir::args::bind_arguments(program, &shapes, &Sizes::new()).map_err(|e| e.to_string())?;
+    let mut arrays = BTreeMap::new();
+    for (k, p) in program.params.iter().enumerate() {
+        let shape = &shapes[&p.name].1;
+        let n: usize = shape.iter().product();
+        let data: Vec<f32> = if p.role.is_written() {
+            vec![f32::NAN; n]
+        } else {
+            (0..n).map(|i| crate::oracle::input(i, k)).collect()
+        };
+        arrays.insert(
+            p.name.clone(),
+            Array {
+                shape: shape.clone(),
+                data: ArrayData::F32(data),
+            },
+        );
+    }
+    Ok((arrays, sizes))
+}
+
+/// The realised plan record of a plan.
+pub fn plan_record(plan: &Plan, extra: Value) -> Value {
+    json!({
+        "mappings": plan.kernels.iter().map(|k| k.mapping.name()).collect::<Vec<_>>(),
+        "kernels": plan.kernels.len(),
+        "fallbacks": plan.fallbacks.iter().map(|f| f.rule.name()).collect::<Vec<_>>(),
+        "target": extra,
+    })
+}
+
+/// Compiles and prepares `case` for `variant` on `target`.
+pub fn prepare(target: &str, case: &Case, variant: Variant) -> Result<Prepared, String> {
+    match target {
+        "cpu" => crate::cpu::prepare(case, variant),
+        t => Err(format!("target `{t}` is not supported by this build of tile bench")),
+    }
+}
+
+/// The device the target runs on, for the record.
+pub fn device_name(target: &str) -> String {
+    match target {
+        "cpu" => crate::cpu::device_name(),
+        t => t.to_string(),
+    }
+}
+
+/// sha256 of a text, hex.
+pub fn sha256_hex(text: &str) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+}

@@ -1,0 +1,203 @@
+"""numpy_eager: NumPy on the CPU, an `out=` ufunc chain over preallocated
+outputs and temporaries (one thread: NumPy ufuncs do not parallelise).
+
+`kernels` is the number of ufunc/reduction calls per invocation (each one
+pass over its operands), the CPU analogue of kernel launches.
+"""
+
+import common
+
+NAME = "numpy_eager"
+
+
+def probe():
+    try:
+        import numpy as np
+    except Exception as exc:  # noqa: BLE001
+        return {"available": False, "reason": f"import numpy failed: {common.error_summary(exc)}",
+                "versions": {}, "device": common.cpu_model(), "targets": []}
+    return {"available": True, "reason": "", "versions": {"numpy": np.__version__},
+            "device": common.cpu_model(), "targets": ["cpu"]}
+
+
+def prepare(case, inputs):
+    if case.target != "cpu":
+        raise common.NotAvailable(f"numpy_eager runs on the cpu only (asked for {case.target})")
+    builder = _BUILDERS.get(case.graph)
+    if builder is None:
+        raise common.NotAvailable(f"graph {case.graph!r} is not implemented by numpy_eager")
+    return NumpyRunner(case, inputs, builder)
+
+
+class NumpyRunner(common.Runner):
+    def __init__(self, case, inputs, builder):
+        super().__init__()
+        import numpy as np
+
+        self.device = common.cpu_model()
+        m, n = case.shape
+        self._outs = {name: np.empty((m, n), dtype=np.float32) for name in case.output_names}
+        self._fn, self.kernels, note = builder(np, inputs, self._outs, m, n)
+        self.notes.append(note)
+
+    def invoke(self):
+        self._fn()
+
+    def outputs(self):
+        return {k: v.copy() for k, v in self._outs.items()}
+
+
+def _sigmoid_pair(np, ins, outs, m, n):
+    x, v, g = ins["x"], outs["value"], outs["grad"]
+    t = np.empty_like(x)
+    one = np.float32(1.0)
+
+    def fn():
+        np.negative(x, out=t)
+        np.exp(t, out=t)
+        np.add(t, one, out=t)
+        np.reciprocal(t, out=v)  # v = 1 / (1 + exp(-x))
+        np.multiply(v, v, out=t)
+        np.subtract(v, t, out=g)  # g = v - v*v
+
+    return fn, 6, "ufuncs: negative, exp, add, reciprocal -> value; multiply, subtract -> grad"
+
+
+def _gelu_chain(np, x, t, u, value, grad):
+    """A function of ufunc calls computing the GELU value of `x` into
+    `value` (and the derivative into `grad` unless it is None), with
+    preallocated temporaries `t`, `u`; and its number of calls."""
+    c = np.float32(common.GELU_C)
+    k = np.float32(common.GELU_K)
+    k3 = np.float32(3.0 * common.GELU_K)
+    half = np.float32(0.5)
+    half_c = np.float32(0.5 * common.GELU_C)
+    one = np.float32(1.0)
+    def value_only():
+        np.multiply(x, x, out=t)
+        np.multiply(t, k, out=t)
+        np.add(t, one, out=t)
+        np.multiply(t, x, out=t)
+        np.multiply(t, c, out=t)  # u = c * x * (1 + k x^2)
+        np.tanh(t, out=t)
+        np.add(t, one, out=t)
+        np.multiply(t, x, out=t)
+        np.multiply(t, half, out=value)  # 0.5 * x * (1 + tanh(u))
+
+    def both():
+        np.multiply(x, x, out=x2)
+        np.multiply(x2, k, out=u)
+        np.add(u, one, out=u)
+        np.multiply(u, x, out=u)
+        np.multiply(u, c, out=u)  # u = c * (x + k x^3)
+        np.tanh(u, out=u)  # t = tanh(u)
+        np.add(u, one, out=t)  # 1 + t
+        np.multiply(t, x, out=value)
+        np.multiply(value, half, out=value)  # value = 0.5 x (1 + t)
+        np.multiply(u, u, out=u)
+        np.subtract(one, u, out=u)  # 1 - t^2
+        np.multiply(x2, k3, out=w)
+        np.add(w, one, out=w)
+        np.multiply(w, half_c, out=w)  # 0.5 c (1 + 3k x^2)
+        np.multiply(u, w, out=u)
+        np.multiply(u, x, out=u)  # 0.5 x (1 - t^2) c (1 + 3k x^2)
+        np.multiply(t, half, out=grad)  # 0.5 (1 + t)
+        np.add(grad, u, out=grad)
+
+    if grad is None:
+        return value_only, 9
+    x2 = np.empty_like(x)
+    w = np.empty_like(x)
+    return both, 18
+
+
+def _gelu_pair(np, ins, outs, m, n):
+    x = ins["x"]
+    fn, calls = _gelu_chain(np, x, np.empty_like(x), np.empty_like(x), outs["value"], outs["grad"])
+    return fn, calls, "out= ufunc chain: u, tanh, value, grad (x^2 and tanh shared)"
+
+
+def _add(np, ins, outs, m, n):
+    a, b, y = ins["a"], ins["b"], outs["y"]
+
+    def fn():
+        np.add(a, b, out=y)
+
+    return fn, 1, "np.add(a, b, out=y)"
+
+
+def _gelu_ab(np, ins, outs, m, n):
+    a, b, y = ins["a"], ins["b"], outs["y"]
+    s = np.empty_like(a)
+    gelu, calls = _gelu_chain(np, s, np.empty_like(a), None, y, None)
+
+    def fn():
+        np.add(a, b, out=s)
+        gelu()
+
+    return fn, calls + 1, "np.add(out=) then the GELU value chain"
+
+
+def _softmax(np, ins, outs, m, n):
+    x, y = ins["x"], outs["y"]
+    mx = np.empty((m, 1), dtype=np.float32)
+    s = np.empty((m, 1), dtype=np.float32)
+
+    def fn():
+        np.max(x, axis=-1, keepdims=True, out=mx)
+        np.subtract(x, mx, out=y)
+        np.exp(y, out=y)
+        np.sum(y, axis=-1, keepdims=True, out=s)
+        np.divide(y, s, out=y)
+
+    return fn, 5, "max(keepdims), subtract, exp, sum(keepdims), divide, all out="
+
+
+def _rmsnorm(np, ins, outs, m, n):
+    x, w, y = ins["x"], ins["w"], outs["y"]
+    r = np.empty((m, 1), dtype=np.float32)
+    eps = np.float32(common.EPS)
+
+    def fn():
+        np.multiply(x, x, out=y)
+        np.mean(y, axis=-1, keepdims=True, out=r)
+        np.add(r, eps, out=r)
+        np.sqrt(r, out=r)
+        np.reciprocal(r, out=r)  # rsqrt(mean(x^2) + eps)
+        np.multiply(x, r, out=y)
+        np.multiply(y, w, out=y)
+
+    return fn, 7, "multiply, mean(keepdims), add, sqrt, reciprocal, multiply, multiply, all out="
+
+
+def _layernorm(np, ins, outs, m, n):
+    x, w, b, y = ins["x"], ins["w"], ins["b"], outs["y"]
+    mu = np.empty((m, 1), dtype=np.float32)
+    r = np.empty((m, 1), dtype=np.float32)
+    d = np.empty_like(x)
+    eps = np.float32(common.EPS)
+
+    def fn():
+        np.mean(x, axis=-1, keepdims=True, out=mu)
+        np.subtract(x, mu, out=d)
+        np.multiply(d, d, out=y)
+        np.mean(y, axis=-1, keepdims=True, out=r)  # biased variance
+        np.add(r, eps, out=r)
+        np.sqrt(r, out=r)
+        np.reciprocal(r, out=r)
+        np.multiply(d, r, out=y)
+        np.multiply(y, w, out=y)
+        np.add(y, b, out=y)
+
+    return fn, 10, "two-pass mean/variance with out= ufuncs and mean(keepdims)"
+
+
+_BUILDERS = {
+    "sigmoid_pair": _sigmoid_pair,
+    "gelu_pair": _gelu_pair,
+    "add": _add,
+    "gelu_ab": _gelu_ab,
+    "softmax": _softmax,
+    "rmsnorm": _rmsnorm,
+    "layernorm": _layernorm,
+}

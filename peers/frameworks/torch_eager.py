@@ -1,0 +1,286 @@
+"""torch_eager: PyTorch eager mode, on the CPU (target cpu) or the first
+CUDA device (target cuda), with preallocated outputs and `out=` calls.
+
+- sigmoid_pair: `torch.sigmoid(x, out=v)`, `torch.mul(v, v, out=t)`,
+  `torch.sub(v, t, out=g)` (three kernels);
+- gelu_pair: `torch._C._nn.gelu(x, approximate='tanh', out=v)` and
+  `torch.ops.aten.gelu_backward.grad_input(ones, x, approximate='tanh',
+  grad_input=g)` with a preallocated unit gradient `ones` (two kernels);
+- controls: `torch.add(out=)`; add + gelu (out=); `aten._softmax.out`;
+  `F.rms_norm`; `F.layer_norm` (the last two have no out= variant).
+
+Everything runs under `torch.inference_mode()` (no autograd bookkeeping).
+`kernels` is the number of out-calls per invocation where each is known to
+be one kernel, else null. gpu phases use `torch.cuda.Event`s on the
+current stream.
+"""
+
+import common
+
+NAME = "torch_eager"
+
+
+def torch_versions(torch):
+    v = {"torch": torch.__version__}
+    cuda = getattr(torch.version, "cuda", None)
+    if cuda:
+        v["torch_cuda"] = cuda
+    return v
+
+
+def cuda_device_name(torch):
+    """The name of CUDA device 0, or None when there is none."""
+    try:
+        if torch.cuda.is_available() and torch.cuda.device_count() > 0:
+            return torch.cuda.get_device_name(0)
+    except Exception as exc:  # noqa: BLE001
+        common.log(f"torch cuda probe failed: {common.error_summary(exc)}")
+    return None
+
+
+def probe():
+    try:
+        import torch
+    except Exception as exc:  # noqa: BLE001
+        return {"available": False, "reason": f"import torch failed: {common.error_summary(exc)}",
+                "versions": {}, "device": common.cpu_model(), "targets": []}
+    gpu = cuda_device_name(torch)
+    targets = ["cpu", "cuda"] if gpu else ["cpu"]
+    return {
+        "available": True,
+        "reason": "" if gpu else "no CUDA device: cpu target only",
+        "versions": torch_versions(torch),
+        "device": gpu or common.cpu_model(),
+        "devices": {"cpu": common.cpu_model(), "cuda": gpu},
+        "targets": targets,
+        "torch_threads": torch.get_num_threads(),
+    }
+
+
+def prepare(case, inputs):
+    import torch
+
+    builder = _BUILDERS.get(case.graph)
+    if builder is None:
+        raise common.NotAvailable(f"graph {case.graph!r} is not implemented by torch_eager")
+    if case.target == "cuda" and cuda_device_name(torch) is None:
+        raise common.NotAvailable("torch_eager: no CUDA device for target cuda")
+    return TorchRunner(torch, case, inputs, builder)
+
+
+class TorchRunner(common.Runner):
+    """Tensors on the target device; `fn` issues one invocation's calls."""
+
+    def __init__(self, torch, case, inputs, builder):
+        super().__init__()
+        self.torch = torch
+        self._mode = torch.inference_mode()
+        self._mode.__enter__()
+        try:
+            self.cuda = case.target == "cuda"
+            dev = torch.device("cuda", 0) if self.cuda else torch.device("cpu")
+            if self.cuda:
+                torch.cuda.set_device(0)
+                self.device = torch.cuda.get_device_name(0)
+                self.has_gpu_events = True
+                self._events = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+            else:
+                self.device = common.cpu_model()
+                self.notes.append(f"torch cpu threads: {torch.get_num_threads()}")
+            ins = {k: torch.from_numpy(v).to(dev).contiguous() for k, v in inputs.items()}
+            m, n = case.shape
+            self._outs = {name: torch.empty((m, n), dtype=torch.float32, device=dev) for name in case.output_names}
+            self._fn, self.kernels, note = builder(torch, ins, self._outs, m, n, self.notes)
+            self.notes.append(note)
+            self.sync()
+        except BaseException:
+            self._mode.__exit__(None, None, None)
+            raise
+
+    def invoke(self):
+        self._fn()
+
+    def sync(self):
+        if self.cuda:
+            self.torch.cuda.synchronize()
+
+    def gpu_time(self, n):
+        start, end = self._events
+        fn = self._fn
+        self.torch.cuda.synchronize()
+        start.record()
+        for _ in range(n):
+            fn()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end) / 1e3
+
+    def outputs(self):
+        # A builder without an out= variant rebinds the result tensor in _outs.
+        return {k: v.detach().cpu().numpy().copy() for k, v in self._outs.items()}
+
+    def close(self):
+        self._outs = None
+        self._fn = None
+        self._mode.__exit__(None, None, None)
+        if self.cuda:
+            self.torch.cuda.synchronize()
+            self.torch.cuda.empty_cache()
+
+
+def _gelu_out(torch, notes):
+    """`gelu(x, out=y)` with approximate='tanh', or a fallback that
+    returns a new tensor (then None is returned for the out variant)."""
+    try:
+        f = torch._C._nn.gelu
+
+        def gelu_out(x, y):
+            f(x, approximate="tanh", out=y)
+
+        probe_x = torch.zeros(2)
+        gelu_out(probe_x, torch.empty(2))
+        return gelu_out
+    except Exception as exc:  # noqa: BLE001
+        notes.append(f"torch._C._nn.gelu(out=) unavailable ({type(exc).__name__}): F.gelu without out=")
+        return None
+
+
+def _sigmoid_pair(torch, ins, outs, m, n, notes):
+    x, v, g = ins["x"], outs["value"], outs["grad"]
+    t = torch.empty_like(x)
+    sigmoid, mul, sub = torch.sigmoid, torch.mul, torch.sub
+
+    def fn():
+        sigmoid(x, out=v)
+        mul(v, v, out=t)
+        sub(v, t, out=g)
+
+    return fn, 3, "torch.sigmoid(out=v), torch.mul(v, v, out=t), torch.sub(v, t, out=g)"
+
+
+def _gelu_pair(torch, ins, outs, m, n, notes):
+    import torch.nn.functional as F
+
+    x, v, g = ins["x"], outs["value"], outs["grad"]
+    ones = torch.ones_like(x)
+    gelu_out = _gelu_out(torch, notes)
+    kernels = 2
+    try:
+        bw = torch.ops.aten.gelu_backward.grad_input
+        bw(ones[:1, :1], x[:1, :1], approximate="tanh", grad_input=torch.empty_like(x[:1, :1]))
+
+        def backward():
+            bw(ones, x, approximate="tanh", grad_input=g)
+
+    except Exception as exc:  # noqa: BLE001
+        notes.append(f"aten.gelu_backward.grad_input unavailable ({type(exc).__name__}): no out=")
+        kernels = None
+        bw2 = torch.ops.aten.gelu_backward
+
+        def backward():
+            outs["grad"] = bw2(ones, x, approximate="tanh")
+
+    if gelu_out is not None:
+
+        def fn():
+            gelu_out(x, v)
+            backward()
+
+    else:
+        kernels = None
+
+        def fn():
+            outs["value"] = F.gelu(x, approximate="tanh")
+            backward()
+
+    return fn, kernels, "gelu(x, approximate='tanh', out=v); gelu_backward.grad_input(ones, x, grad_input=g)"
+
+
+def _add(torch, ins, outs, m, n, notes):
+    a, b, y = ins["a"], ins["b"], outs["y"]
+    add = torch.add
+
+    def fn():
+        add(a, b, out=y)
+
+    return fn, 1, "torch.add(a, b, out=y)"
+
+
+def _gelu_ab(torch, ins, outs, m, n, notes):
+    import torch.nn.functional as F
+
+    a, b, y = ins["a"], ins["b"], outs["y"]
+    s = torch.empty_like(a)
+    add = torch.add
+    gelu_out = _gelu_out(torch, notes)
+    if gelu_out is not None:
+
+        def fn():
+            add(a, b, out=s)
+            gelu_out(s, y)
+
+        return fn, 2, "torch.add(out=s); gelu(s, approximate='tanh', out=y)"
+
+    def fn2():
+        add(a, b, out=s)
+        outs["y"] = F.gelu(s, approximate="tanh")
+
+    return fn2, None, "torch.add(out=s); F.gelu(s, approximate='tanh')"
+
+
+def _softmax(torch, ins, outs, m, n, notes):
+    x, y = ins["x"], outs["y"]
+    try:
+        sm = torch.ops.aten._softmax.out
+        sm(x[:1], -1, False, out=torch.empty_like(x[:1]))
+
+        def fn():
+            sm(x, -1, False, out=y)
+
+        return fn, 1, "aten._softmax.out(x, -1, out=y)"
+    except Exception as exc:  # noqa: BLE001
+        notes.append(f"aten._softmax.out unavailable ({type(exc).__name__})")
+
+        def fn2():
+            outs["y"] = torch.softmax(x, -1)
+
+        return fn2, None, "torch.softmax(x, -1) (no out=)"
+
+
+def _rmsnorm(torch, ins, outs, m, n, notes):
+    import torch.nn.functional as F
+
+    x, w = ins["x"], ins["w"]
+    if hasattr(F, "rms_norm"):
+
+        def fn():
+            outs["y"] = F.rms_norm(x, (n,), w, eps=common.EPS)
+
+        return fn, None, "F.rms_norm(x, (N,), w, eps=1e-5) (no out= variant; kernel count not known)"
+
+    def fn2():
+        outs["y"] = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + common.EPS) * w
+
+    return fn2, None, "F.rms_norm missing: x * rsqrt(mean(x^2) + eps) * w in eager ops"
+
+
+def _layernorm(torch, ins, outs, m, n, notes):
+    import torch.nn.functional as F
+
+    x, w, b = ins["x"], ins["w"], ins["b"]
+
+    def fn():
+        outs["y"] = F.layer_norm(x, (n,), w, b, eps=common.EPS)
+
+    return fn, None, "F.layer_norm(x, (N,), w, b, eps=1e-5) (no out= variant; kernel count not known)"
+
+
+_BUILDERS = {
+    "sigmoid_pair": _sigmoid_pair,
+    "gelu_pair": _gelu_pair,
+    "add": _add,
+    "gelu_ab": _gelu_ab,
+    "softmax": _softmax,
+    "rmsnorm": _rmsnorm,
+    "layernorm": _layernorm,
+}
