@@ -15,13 +15,21 @@ use std::path::{Path, PathBuf};
 /// every problem found.
 pub fn audit(results_json: &Path) -> Result<String, Vec<String>> {
     let dir = results_json.parent().unwrap_or(Path::new("."));
-    let text = std::fs::read_to_string(results_json).map_err(|e| vec![format!("{}: {e}", results_json.display())])?;
-    let doc: Value = serde_json::from_str(&text).map_err(|e| vec![format!("results.json is not JSON: {e}")])?;
-    let mut a = Auditor { doc: &doc, dir, problems: Vec::new() };
+    let text = std::fs::read_to_string(results_json)
+        .map_err(|e| vec![format!("{}: {e}", results_json.display())])?;
+    let doc: Value =
+        serde_json::from_str(&text).map_err(|e| vec![format!("results.json is not JSON: {e}")])?;
+    let mut a = Auditor {
+        doc: &doc,
+        dir,
+        problems: Vec::new(),
+    };
     a.run();
     if a.problems.is_empty() {
         let rows = doc["rows"].as_array().map_or(0, |r| r.len());
-        Ok(format!("audit passed: {rows} rows, every figure in results.md recomputed from raw samples"))
+        Ok(format!(
+            "audit passed: {rows} rows, every figure in results.md recomputed from raw samples"
+        ))
     } else {
         Err(a.problems)
     }
@@ -44,7 +52,13 @@ fn mid(v: &mut [f64]) -> f64 {
 }
 
 fn strs(v: &Value) -> Vec<String> {
-    v.as_array().map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect()).unwrap_or_default()
+    v.as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 fn rot(v: &[String], r: usize) -> Vec<String> {
@@ -76,19 +90,30 @@ impl Auditor<'_> {
         }
         let group_of: BTreeMap<String, String> = rows
             .iter()
-            .filter_map(|r| Some((r["case"].as_str()?.to_string(), r["group"].as_str()?.to_string())))
+            .filter_map(|r| {
+                Some((
+                    r["case"].as_str()?.to_string(),
+                    r["group"].as_str()?.to_string(),
+                ))
+            })
             .collect();
 
         // 2. Order: each round's orders are the rotations by the round index.
         let planned = doc["planned_order"].as_array().cloned().unwrap_or_default();
         if planned.len() != rounds {
-            self.fail(format!("order: {} planned rounds, protocol says {rounds}", planned.len()));
+            self.fail(format!(
+                "order: {} planned rounds, protocol says {rounds}",
+                planned.len()
+            ));
         }
         let mut expected_seq: Vec<(usize, String, String)> = Vec::new();
         for (r, p) in planned.iter().enumerate() {
             let (cs, fs, vs) = (rot(&cases, r), rot(&frameworks, r), rot(&variants, r));
-            if strs(&p["cases"]) != cs || strs(&p["frameworks"]) != fs || strs(&p["variants"]) != vs {
-                self.fail(format!("order: round {r} does not rotate cases, frameworks and variants by {r}"));
+            if strs(&p["cases"]) != cs || strs(&p["frameworks"]) != fs || strs(&p["variants"]) != vs
+            {
+                self.fail(format!(
+                    "order: round {r} does not rotate cases, frameworks and variants by {r}"
+                ));
             }
             let mut seq = Vec::new();
             for c in &cs {
@@ -106,10 +131,21 @@ impl Auditor<'_> {
             }
             let recorded: Vec<(String, String)> = p["sequence"]
                 .as_array()
-                .map(|a| a.iter().map(|x| (x[0].as_str().unwrap_or("").to_string(), x[1].as_str().unwrap_or("").to_string())).collect())
+                .map(|a| {
+                    a.iter()
+                        .map(|x| {
+                            (
+                                x[0].as_str().unwrap_or("").to_string(),
+                                x[1].as_str().unwrap_or("").to_string(),
+                            )
+                        })
+                        .collect()
+                })
                 .unwrap_or_default();
             if recorded != seq {
-                self.fail(format!("order: the recorded sequence of round {r} is not the rotation's"));
+                self.fail(format!(
+                    "order: the recorded sequence of round {r} is not the rotation's"
+                ));
             }
             expected_seq.extend(seq.into_iter().map(|(c, e)| (r, c, e)));
         }
@@ -118,14 +154,23 @@ impl Auditor<'_> {
                 for item in list.iter() {
                     let mut pos = vec![0usize; list.len()];
                     for p in &planned {
-                        let key = if list == &frameworks { "frameworks" } else { "variants" };
+                        let key = if list == &frameworks {
+                            "frameworks"
+                        } else {
+                            "variants"
+                        };
                         if let Some(i) = strs(&p[key]).iter().position(|x| x == item) {
                             pos[i] += 1;
                         }
                     }
-                    let (lo, hi) = (pos.iter().min().copied().unwrap_or(0), pos.iter().max().copied().unwrap_or(0));
+                    let (lo, hi) = (
+                        pos.iter().min().copied().unwrap_or(0),
+                        pos.iter().max().copied().unwrap_or(0),
+                    );
                     if hi - lo > 1 {
-                        self.fail(format!("order: `{item}` is unbalanced across positions {pos:?}"));
+                        self.fail(format!(
+                            "order: `{item}` is unbalanced across positions {pos:?}"
+                        ));
                     }
                 }
             }
@@ -170,32 +215,65 @@ impl Auditor<'_> {
         for (k, r) in rows.iter().enumerate() {
             let case = r["case"].as_str().unwrap_or("?");
             let entry = r["variant"].as_str().unwrap_or("?");
-            let what = format!("row {k} ({case} {entry} round {} {})", r["round"], r["phase"].as_str().unwrap_or("?"));
+            let what = format!(
+                "row {k} ({case} {entry} round {} {})",
+                r["round"],
+                r["phase"].as_str().unwrap_or("?")
+            );
             // 4. Validation.
             let v = &r["validation"];
             if r["status"] != "ok" || v["pass"] != Value::Bool(true) {
                 self.fail(format!("validation: {what} did not pass"));
             }
             let outs = v["outputs"].as_array().cloned().unwrap_or_default();
-            let want_outs = if group_of.get(case).is_some_and(|g| g == "seed") { 2 } else { 1 };
-            if outs.len() != want_outs || outs.iter().any(|o| o["pass"] != Value::Bool(true) || o["count"].as_u64().unwrap_or(0) == 0) {
-                self.fail(format!("validation: {what} has {} of {want_outs} outputs validated", outs.iter().filter(|o| o["pass"] == Value::Bool(true)).count()));
+            let want_outs = if group_of.get(case).is_some_and(|g| g == "seed") {
+                2
+            } else {
+                1
+            };
+            if outs.len() != want_outs
+                || outs.iter().any(|o| {
+                    o["pass"] != Value::Bool(true) || o["count"].as_u64().unwrap_or(0) == 0
+                })
+            {
+                self.fail(format!(
+                    "validation: {what} has {} of {want_outs} outputs validated",
+                    outs.iter()
+                        .filter(|o| o["pass"] == Value::Bool(true))
+                        .count()
+                ));
             }
             if v["atol"] != tol[case]["atol"] || v["rtol"] != tol[case]["rtol"] {
-                self.fail(format!("validation: {what} used tolerances other than the suite's"));
+                self.fail(format!(
+                    "validation: {what} used tolerances other than the suite's"
+                ));
             }
-            let fixed = if group_of.get(case).is_some_and(|g| g == "seed") { (2e-6, 2e-5) } else { (1e-5, 1e-4) };
+            let fixed = if group_of.get(case).is_some_and(|g| g == "seed") {
+                (2e-6, 2e-5)
+            } else {
+                (1e-5, 1e-4)
+            };
             if v["atol"].as_f64() != Some(fixed.0) || v["rtol"].as_f64() != Some(fixed.1) {
-                self.fail(format!("validation: {what} tolerances differ from BENCHMARK.md's"));
+                self.fail(format!(
+                    "validation: {what} tolerances differ from BENCHMARK.md's"
+                ));
             }
             // 3. Denominators.
             let ph = r["phase"].as_str().unwrap_or("");
             let n = r["n"].as_u64().unwrap_or(0);
-            let s: Vec<f64> = r["samples_s"].as_array().map(|a| a.iter().filter_map(|x| x.as_f64()).collect()).unwrap_or_default();
-            if n == 0 || s.len() != samples || s.iter().any(|x| !(*x > 0.0)) {
-                self.fail(format!("denominators: {what} has n={n} and {} valid samples (want {samples})", s.len()));
+            let s: Vec<f64> = r["samples_s"]
+                .as_array()
+                .map(|a| a.iter().filter_map(|x| x.as_f64()).collect())
+                .unwrap_or_default();
+            if n == 0 || s.len() != samples || s.iter().any(|x| x.is_nan() || *x <= 0.0) {
+                self.fail(format!(
+                    "denominators: {what} has n={n} and {} valid samples (want {samples})",
+                    s.len()
+                ));
             } else if ph.ends_with("_single") && n != 1 {
-                self.fail(format!("denominators: {what} is a single-call phase with n={n}"));
+                self.fail(format!(
+                    "denominators: {what} is a single-call phase with n={n}"
+                ));
             } else if ph.ends_with("_batch") && n > 1 {
                 let m = mid(&mut s.clone());
                 if m < window_s / 4.0 || m > window_s * 4.0 {
@@ -213,7 +291,10 @@ impl Auditor<'_> {
                 match std::fs::read(&path) {
                     Ok(bytes) => {
                         if sha256(&bytes) != h {
-                            self.fail(format!("sources: {} does not match its hash {h}", path.display()));
+                            self.fail(format!(
+                                "sources: {} does not match its hash {h}",
+                                path.display()
+                            ));
                         }
                     }
                     Err(_) => self.fail(format!("sources: {} is missing", path.display())),
@@ -223,31 +304,48 @@ impl Auditor<'_> {
             if set.is_empty() {
                 self.fail(format!("sources: {what} records no source"));
             }
-            hashes.entry((case.to_string(), entry.to_string())).or_default().extend(set);
+            hashes
+                .entry((case.to_string(), entry.to_string()))
+                .or_default()
+                .extend(set);
             // 6. Plans.
-            if group_of.get(case).is_some_and(|g| g == "seed") && (entry == "fused" || entry == "reference") {
+            if group_of.get(case).is_some_and(|g| g == "seed")
+                && (entry == "fused" || entry == "reference")
+            {
                 let maps = strs(&r["plan"]["mappings"]);
                 if maps != ["element_grid"] || r["plan"]["kernels"].as_u64() != Some(1) {
-                    self.fail(format!("plans: {what} realised {maps:?}, not one element_grid kernel"));
+                    self.fail(format!(
+                        "plans: {what} realised {maps:?}, not one element_grid kernel"
+                    ));
                 }
             }
             // 7. Artifacts.
             match &artifacts {
                 None => artifacts = Some(r["artifacts"].clone()),
-                Some(a) if *a != r["artifacts"] => self.fail(format!("artifacts: {what} records a different compiler/runtime identity")),
+                Some(a) if *a != r["artifacts"] => self.fail(format!(
+                    "artifacts: {what} records a different compiler/runtime identity"
+                )),
                 _ => {}
             }
         }
         for ((case, entry), set) in &hashes {
             if set.len() != 1 {
-                self.fail(format!("sources: {case} {entry} has {} different sources across rounds", set.len()));
+                self.fail(format!(
+                    "sources: {case} {entry} has {} different sources across rounds",
+                    set.len()
+                ));
             }
         }
         for case in &cases {
             if group_of.get(case).is_some_and(|g| g == "controls") {
-                let (f, s) = (hashes.get(&(case.clone(), "fused".into())), hashes.get(&(case.clone(), "split".into())));
+                let (f, s) = (
+                    hashes.get(&(case.clone(), "fused".into())),
+                    hashes.get(&(case.clone(), "split".into())),
+                );
                 if f.is_some() && f != s {
-                    self.fail(format!("sources: control {case} differs with fusion on and off"));
+                    self.fail(format!(
+                        "sources: control {case} differs with fusion on and off"
+                    ));
                 }
             }
         }
@@ -269,11 +367,23 @@ impl Auditor<'_> {
                 r["phase"].as_str().unwrap_or("").to_string(),
             );
             let n = r["n"].as_f64().unwrap_or(f64::NAN);
-            let per: Vec<f64> = r["samples_s"].as_array().into_iter().flatten().filter_map(|x| x.as_f64()).map(|x| x * 1e6 / n).collect();
-            data.entry(key).or_default().entry(r["round"].as_u64().unwrap_or(0)).or_default().extend(per);
+            let per: Vec<f64> = r["samples_s"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|x| x.as_f64())
+                .map(|x| x * 1e6 / n)
+                .collect();
+            data.entry(key)
+                .or_default()
+                .entry(r["round"].as_u64().unwrap_or(0))
+                .or_default()
+                .extend(per);
         }
         let close = |printed: &str, value: f64| -> bool {
-            printed.parse::<f64>().is_ok_and(|p| (p - value).abs() <= 1e-3 * value.abs().max(1e-12) + 1e-9)
+            printed
+                .parse::<f64>()
+                .is_ok_and(|p| (p - value).abs() <= 1e-3 * value.abs().max(1e-12) + 1e-9)
         };
         let mut case = String::new();
         let mut shown: BTreeSet<(String, String, String)> = BTreeSet::new();
@@ -282,11 +392,18 @@ impl Auditor<'_> {
                 case = c.trim().to_string();
                 continue;
             }
-            let cells: Vec<&str> = line.trim().trim_matches('|').split('|').map(str::trim).collect();
+            let cells: Vec<&str> = line
+                .trim()
+                .trim_matches('|')
+                .split('|')
+                .map(str::trim)
+                .collect();
             if cells.len() == 6 && phases.iter().any(|p| p == cells[1]) {
                 let key = (case.clone(), cells[0].to_string(), cells[1].to_string());
                 let Some(by_round) = data.get(&key) else {
-                    self.fail(format!("figures: results.md shows {key:?}, which has no raw samples"));
+                    self.fail(format!(
+                        "figures: results.md shows {key:?}, which has no raw samples"
+                    ));
                     continue;
                 };
                 let mut meds: Vec<f64> = by_round.values().map(|v| mid(&mut v.clone())).collect();
@@ -294,25 +411,42 @@ impl Auditor<'_> {
                 let lo = all.iter().copied().fold(f64::INFINITY, f64::min);
                 let hi = all.iter().copied().fold(f64::NEG_INFINITY, f64::max);
                 let m = mid(&mut meds);
-                if !close(cells[2], m) || !close(cells[3], lo) || !close(cells[4], hi) || cells[5] != by_round.len().to_string() {
+                if !close(cells[2], m)
+                    || !close(cells[3], lo)
+                    || !close(cells[4], hi)
+                    || cells[5] != by_round.len().to_string()
+                {
                     self.fail(format!("figures: {key:?} printed {:?}, raw data give {m:.6} {lo:.6} {hi:.6} over {} rounds", &cells[2..], by_round.len()));
                 }
                 shown.insert(key);
-            } else if cells.len() == 5 && cells[0] == "fused" && phases.iter().any(|p| p == cells[2]) {
+            } else if cells.len() == 5
+                && cells[0] == "fused"
+                && phases.iter().any(|p| p == cells[2])
+            {
                 let num = data.get(&(case.clone(), "fused".into(), cells[2].to_string()));
                 let den = data.get(&(case.clone(), cells[1].to_string(), cells[2].to_string()));
                 let (Some(num), Some(den)) = (num, den) else {
-                    self.fail(format!("figures: ratio row for {case} {} {} has no raw samples", cells[1], cells[2]));
+                    self.fail(format!(
+                        "figures: ratio row for {case} {} {} has no raw samples",
+                        cells[1], cells[2]
+                    ));
                     continue;
                 };
                 let mut ratios: Vec<f64> = num
                     .iter()
-                    .filter_map(|(r, v)| den.get(r).map(|d| mid(&mut v.clone()) / mid(&mut d.clone())))
+                    .filter_map(|(r, v)| {
+                        den.get(r)
+                            .map(|d| mid(&mut v.clone()) / mid(&mut d.clone()))
+                    })
                     .collect();
                 let each: Vec<&str> = cells[4].split_whitespace().collect();
-                let per_round_ok = each.len() == ratios.len() && each.iter().zip(&ratios).all(|(p, v)| close(p, *v));
+                let per_round_ok = each.len() == ratios.len()
+                    && each.iter().zip(&ratios).all(|(p, v)| close(p, *v));
                 if !close(cells[3], mid(&mut ratios)) || !per_round_ok {
-                    self.fail(format!("figures: ratio fused/{} {} in {case} does not follow from the raw data", cells[1], cells[2]));
+                    self.fail(format!(
+                        "figures: ratio fused/{} {} in {case} does not follow from the raw data",
+                        cells[1], cells[2]
+                    ));
                 }
             }
         }
@@ -326,7 +460,10 @@ impl Auditor<'_> {
 
 fn sha256(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};
-    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
@@ -346,64 +483,117 @@ fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
 /// The eight mutations of BENCHMARK.md, each applied to a fresh copy.
 /// Returns one line per mutation and whether every one was rejected.
 pub fn self_test(results_json: &Path) -> Result<(Vec<String>, bool), String> {
-    audit(results_json).map_err(|p| format!("the unmodified results must pass first:\n{}", p.join("\n")))?;
+    audit(results_json)
+        .map_err(|p| format!("the unmodified results must pass first:\n{}", p.join("\n")))?;
     let dir = results_json.parent().unwrap_or(Path::new("."));
-    let doc: Value = serde_json::from_str(&std::fs::read_to_string(results_json).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(results_json).map_err(|e| e.to_string())?)
+            .map_err(|e| e.to_string())?;
     let rows = doc["rows"].as_array().cloned().unwrap_or_default();
-    let k = rows.iter().position(|r| r["framework"] == "tile" && r["phase"].as_str().is_some_and(|p| p.ends_with("_batch"))).ok_or("no batch row")?;
-    let src = rows[k]["sources"][0]["path"].as_str().ok_or("no source")?.to_string();
+    let k = rows
+        .iter()
+        .position(|r| {
+            r["framework"] == "tile" && r["phase"].as_str().is_some_and(|p| p.ends_with("_batch"))
+        })
+        .ok_or("no batch row")?;
+    let src = rows[k]["sources"][0]["path"]
+        .as_str()
+        .ok_or("no source")?
+        .to_string();
     type Mutation = Box<dyn Fn(&mut Value, &Path) -> std::io::Result<()>>;
     let mutations: Vec<(&str, Mutation)> = vec![
-        ("missing row", Box::new(move |d, _| Ok(drop(d["rows"].as_array_mut().map(|r| r.remove(k)))))),
-        ("duplicated row", Box::new(move |d, _| {
-            if let Some(r) = d["rows"].as_array_mut() {
-                let dup = r[k].clone();
-                r.insert(k + 1, dup);
-            }
-            Ok(())
-        })),
-        ("failed validation", Box::new(move |d, _| Ok(d["rows"][k]["validation"]["pass"] = Value::Bool(false)))),
-        ("partial output", Box::new(move |d, _| Ok(drop(d["rows"][k]["validation"]["outputs"].as_array_mut().map(|o| o.pop()))))),
-        ("changed source", Box::new({
-            let src = src.clone();
-            move |_, dir| {
-                let p = dir.join(&src);
-                let mut b = std::fs::read(&p)?;
-                b.extend_from_slice(b"\n/* edited */\n");
-                std::fs::write(p, b)
-            }
-        })),
-        ("wrong denominator", Box::new(move |d, _| {
-            let n = d["rows"][k]["n"].as_u64().unwrap_or(1);
-            d["rows"][k]["n"] = Value::from(n * 2 + 1);
-            Ok(())
-        })),
-        ("missing source file", Box::new({
-            let src = src.clone();
-            move |_, dir| std::fs::remove_file(dir.join(&src))
-        })),
-        ("unbalanced framework order", Box::new(|d, _| {
-            if let Some(p) = d["planned_order"].as_array_mut() {
-                if let Some(f) = p[0]["frameworks"].as_array_mut() {
-                    if f.len() > 1 {
-                        f.swap(0, 1);
-                    } else {
-                        f.push(Value::from("tile"));
+        (
+            "missing row",
+            Box::new(move |d, _| {
+                if let Some(r) = d["rows"].as_array_mut() {
+                    r.remove(k);
+                }
+                Ok(())
+            }),
+        ),
+        (
+            "duplicated row",
+            Box::new(move |d, _| {
+                if let Some(r) = d["rows"].as_array_mut() {
+                    let dup = r[k].clone();
+                    r.insert(k + 1, dup);
+                }
+                Ok(())
+            }),
+        ),
+        (
+            "failed validation",
+            Box::new(move |d, _| {
+                d["rows"][k]["validation"]["pass"] = Value::Bool(false);
+                Ok(())
+            }),
+        ),
+        (
+            "partial output",
+            Box::new(move |d, _| {
+                if let Some(o) = d["rows"][k]["validation"]["outputs"].as_array_mut() {
+                    o.pop();
+                }
+                Ok(())
+            }),
+        ),
+        (
+            "changed source",
+            Box::new({
+                let src = src.clone();
+                move |_, dir| {
+                    let p = dir.join(&src);
+                    let mut b = std::fs::read(&p)?;
+                    b.extend_from_slice(b"\n/* edited */\n");
+                    std::fs::write(p, b)
+                }
+            }),
+        ),
+        (
+            "wrong denominator",
+            Box::new(move |d, _| {
+                let n = d["rows"][k]["n"].as_u64().unwrap_or(1);
+                d["rows"][k]["n"] = Value::from(n * 2 + 1);
+                Ok(())
+            }),
+        ),
+        (
+            "missing source file",
+            Box::new({
+                let src = src.clone();
+                move |_, dir| std::fs::remove_file(dir.join(&src))
+            }),
+        ),
+        (
+            "unbalanced framework order",
+            Box::new(|d, _| {
+                if let Some(p) = d["planned_order"].as_array_mut() {
+                    if let Some(f) = p[0]["frameworks"].as_array_mut() {
+                        if f.len() > 1 {
+                            f.swap(0, 1);
+                        } else {
+                            f.push(Value::from("tile"));
+                        }
                     }
                 }
-            }
-            Ok(())
-        })),
+                Ok(())
+            }),
+        ),
     ];
     let mut lines = Vec::new();
     let mut all = true;
     for (i, (name, m)) in mutations.iter().enumerate() {
-        let copy: PathBuf = std::env::temp_dir().join(format!("tile-audit-{}-{i}", std::process::id()));
+        let copy: PathBuf =
+            std::env::temp_dir().join(format!("tile-audit-{}-{i}", std::process::id()));
         let _ = std::fs::remove_dir_all(&copy);
         copy_dir(dir, &copy).map_err(|e| e.to_string())?;
         let mut d = doc.clone();
         m(&mut d, &copy).map_err(|e| format!("{name}: {e}"))?;
-        std::fs::write(copy.join("results.json"), serde_json::to_string_pretty(&d).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+        std::fs::write(
+            copy.join("results.json"),
+            serde_json::to_string_pretty(&d).map_err(|e| e.to_string())?,
+        )
+        .map_err(|e| e.to_string())?;
         match audit(&copy.join("results.json")) {
             Ok(_) => {
                 all = false;

@@ -3,7 +3,7 @@
 
 use crate::protocol::Invoker;
 use crate::suite::Case;
-use crate::target::{arguments, plan_record, plan_variant, PreparedRun, Prepared, Variant};
+use crate::target::{arguments, plan_record, plan_variant, Prepared, PreparedRun, Variant};
 use serde_json::json;
 use std::collections::BTreeMap;
 use tile_ir::{Array, ArrayData, Sizes};
@@ -18,7 +18,9 @@ struct CpuRun {
 
 impl Invoker for CpuRun {
     fn invoke(&mut self) -> Result<(), String> {
-        self.module.run(&mut self.arrays, &self.sizes).map_err(|e| e.to_string())
+        self.module
+            .run(&mut self.arrays, &self.sizes)
+            .map_err(|e| e.to_string())
     }
     fn sync(&mut self) -> Result<(), String> {
         Ok(())
@@ -56,11 +58,24 @@ pub fn prepare(case: &Case, variant: Variant) -> Result<Prepared, String> {
     let module = tile_cpu::compile(&plan, &opts).map_err(|e| e.to_string())?;
     let (arrays, sizes) = arguments(&plan, case)?;
     let program = &plan.program;
-    let inputs = program.params.iter().filter(|p| !p.role.is_written()).map(|p| p.name.clone()).collect();
-    let outputs = program.params.iter().filter(|p| p.role.is_written()).map(|p| p.name.clone()).collect();
+    let inputs = program
+        .params
+        .iter()
+        .filter(|p| !p.role.is_written())
+        .map(|p| p.name.clone())
+        .collect();
+    let outputs = program
+        .params
+        .iter()
+        .filter(|p| p.role.is_written())
+        .map(|p| p.name.clone())
+        .collect();
     let source = module.source().to_string();
     let hash = module.source_hash();
-    let record = plan_record(&plan, json!({"threads": opts.threads.unwrap_or_else(tile_cpu::default_threads), "vector_bits": tile_cpu::vector_bits(&source)}));
+    let record = plan_record(
+        &plan,
+        json!({"threads": opts.thread_count(), "lanes": module.lanes()}),
+    );
     Ok(Prepared {
         invoker: Box::new(CpuRun {
             module,
@@ -71,7 +86,7 @@ pub fn prepare(case: &Case, variant: Variant) -> Result<Prepared, String> {
         }),
         plan: record,
         sources: vec![(hash, "c".into(), source)],
-        artifacts: json!({"tile": env!("CARGO_PKG_VERSION"), "compiler": tile_cpu::compiler_identity(), "flags": tile_cpu::FLAGS.join(" ")}),
+        artifacts: json!({"tile": env!("CARGO_PKG_VERSION"), "compiler": tile_cpu::compiler_identity(&opts).map_err(|e| e.to_string())?, "flags": tile_cpu::FLAGS.join(" ")}),
     })
 }
 
@@ -79,7 +94,15 @@ pub fn prepare(case: &Case, variant: Variant) -> Result<Prepared, String> {
 pub fn device_name() -> String {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
-        .and_then(|t| t.lines().find(|l| l.starts_with("model name")).and_then(|l| l.split(':').nth(1)).map(|s| s.trim().to_string()))
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|s| s.trim().to_string())
+        })
         .unwrap_or_else(|| std::env::consts::ARCH.to_string());
-    format!("{cpu} ({} threads)", tile_cpu::default_threads())
+    format!(
+        "{cpu} ({} threads)",
+        tile_cpu::CpuOptions::default().thread_count()
+    )
 }

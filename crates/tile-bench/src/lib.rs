@@ -5,6 +5,7 @@
 
 pub mod audit;
 mod cpu;
+mod cuda;
 pub mod oracle;
 pub mod peers;
 pub mod protocol;

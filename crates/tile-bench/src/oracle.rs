@@ -10,7 +10,12 @@ pub fn input(k: usize, p: usize) -> f32 {
 
 /// The FP64 reference outputs of `graph` for f32 inputs `ins` (in parameter
 /// order) of shape `[m, n]` (row vectors `w`, `b` have length `n`).
-pub fn reference(graph: &str, ins: &[Vec<f32>], m: usize, n: usize) -> Result<Vec<Vec<f64>>, String> {
+pub fn reference(
+    graph: &str,
+    ins: &[Vec<f32>],
+    m: usize,
+    n: usize,
+) -> Result<Vec<Vec<f64>>, String> {
     let f = |i: usize| -> Vec<f64> { ins[i].iter().map(|&v| v as f64).collect() };
     let c = (2.0 / std::f64::consts::PI).sqrt();
     let gelu = |x: f64| 0.5 * x * (1.0 + (c * (x + 0.044715 * x * x * x)).tanh());
@@ -22,12 +27,17 @@ pub fn reference(graph: &str, ins: &[Vec<f32>], m: usize, n: usize) -> Result<Ve
         }
         "gelu_pair" => {
             let x = f(0);
-            let t: Vec<f64> = x.iter().map(|x| (c * (x + 0.044715 * x * x * x)).tanh()).collect();
+            let t: Vec<f64> = x
+                .iter()
+                .map(|x| (c * (x + 0.044715 * x * x * x)).tanh())
+                .collect();
             let v = x.iter().zip(&t).map(|(x, t)| 0.5 * x * (1.0 + t)).collect();
             let g = x
                 .iter()
                 .zip(&t)
-                .map(|(x, t)| 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * c * (1.0 + 3.0 * 0.044715 * x * x))
+                .map(|(x, t)| {
+                    0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * c * (1.0 + 3.0 * 0.044715 * x * x)
+                })
                 .collect();
             vec![v, g]
         }
@@ -49,7 +59,8 @@ pub fn reference(graph: &str, ins: &[Vec<f32>], m: usize, n: usize) -> Result<Ve
                     }
                     "rmsnorm" => {
                         let w = f(1);
-                        let r = 1.0 / (row.iter().map(|v| v * v).sum::<f64>() / n as f64 + 1e-5).sqrt();
+                        let r =
+                            1.0 / (row.iter().map(|v| v * v).sum::<f64>() / n as f64 + 1e-5).sqrt();
                         for j in 0..n {
                             out[j] = row[j] * r * w[j];
                         }
@@ -57,7 +68,8 @@ pub fn reference(graph: &str, ins: &[Vec<f32>], m: usize, n: usize) -> Result<Ve
                     _ => {
                         let (w, b) = (f(1), f(2));
                         let mean = row.iter().sum::<f64>() / n as f64;
-                        let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n as f64;
+                        let var =
+                            row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n as f64;
                         let r = 1.0 / (var + 1e-5).sqrt();
                         for j in 0..n {
                             out[j] = (row[j] - mean) * r * w[j] + b[j];

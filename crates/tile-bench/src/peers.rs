@@ -63,12 +63,16 @@ impl Peer {
         let mut line = String::new();
         loop {
             line.clear();
-            let n = self.stdout.read_line(&mut line).map_err(|e| format!("peer read failed: {e}"))?;
+            let n = self
+                .stdout
+                .read_line(&mut line)
+                .map_err(|e| format!("peer read failed: {e}"))?;
             if n == 0 {
                 return Err("the peer worker exited without answering".into());
             }
             if !line.trim().is_empty() {
-                return serde_json::from_str(line.trim()).map_err(|e| format!("peer sent bad JSON ({e}): {line}"));
+                return serde_json::from_str(line.trim())
+                    .map_err(|e| format!("peer sent bad JSON ({e}): {line}"));
             }
         }
     }
@@ -91,7 +95,9 @@ impl Peer {
             "atol": atol, "rtol": rtol,
         });
         writeln!(self.stdin, "{req}").map_err(|e| format!("peer write failed: {e}"))?;
-        self.stdin.flush().map_err(|e| format!("peer write failed: {e}"))?;
+        self.stdin
+            .flush()
+            .map_err(|e| format!("peer write failed: {e}"))?;
         self.read()
     }
 }

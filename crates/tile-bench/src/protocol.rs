@@ -79,7 +79,12 @@ pub struct RoundOrder {
 
 /// The planned order of every round: round `r` rotates cases, frameworks
 /// and variants left by `r`.
-pub fn planned_order(rounds: usize, cases: &[String], frameworks: &[String], variants: &[String]) -> Vec<RoundOrder> {
+pub fn planned_order(
+    rounds: usize,
+    cases: &[String],
+    frameworks: &[String],
+    variants: &[String],
+) -> Vec<RoundOrder> {
     (0..rounds)
         .map(|r| {
             let (cs, fs, vs) = (rotate(cases, r), rotate(frameworks, r), rotate(variants, r));
@@ -137,13 +142,19 @@ fn host_time(inv: &mut dyn Invoker, n: usize) -> Result<f64, String> {
 }
 
 /// Warm-up, calibration and every phase in `phases`, per the protocol.
-pub fn measure(inv: &mut dyn Invoker, proto: &Protocol, phases: &[&str]) -> Result<BTreeMap<String, PhaseSamples>, String> {
+pub fn measure(
+    inv: &mut dyn Invoker,
+    proto: &Protocol,
+    phases: &[&str],
+) -> Result<BTreeMap<String, PhaseSamples>, String> {
     let warm = Instant::now();
     while warm.elapsed().as_secs_f64() * 1e3 < proto.warmup_ms {
         host_time(inv, 1)?;
     }
     let window = proto.window_ms / 1e3;
-    let mut singles: Vec<f64> = (0..5).map(|_| host_time(inv, 1)).collect::<Result<_, _>>()?;
+    let mut singles: Vec<f64> = (0..5)
+        .map(|_| host_time(inv, 1))
+        .collect::<Result<_, _>>()?;
     singles.sort_by(f64::total_cmp);
     let t1 = singles[2].max(1e-9);
     let mut n = ((window / t1).round() as usize).max(1);
@@ -170,7 +181,13 @@ pub fn measure(inv: &mut dyn Invoker, proto: &Protocol, phases: &[&str]) -> Resu
             };
             samples.push(s);
         }
-        out.insert(phase.to_string(), PhaseSamples { n: count, samples_s: samples });
+        out.insert(
+            phase.to_string(),
+            PhaseSamples {
+                n: count,
+                samples_s: samples,
+            },
+        );
     }
     Ok(out)
 }
@@ -196,7 +213,12 @@ mod tests {
     #[test]
     fn rotation_balances_positions() {
         let v = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
-        let rounds = planned_order(6, &v(&["a", "b"]), &v(&["tile", "numpy_eager"]), &v(&["fused", "reference", "split"]));
+        let rounds = planned_order(
+            6,
+            &v(&["a", "b"]),
+            &v(&["tile", "numpy_eager"]),
+            &v(&["fused", "reference", "split"]),
+        );
         for variant in ["fused", "reference", "split"] {
             let firsts = rounds.iter().filter(|r| r.variants[0] == variant).count();
             assert_eq!(firsts, 2);

@@ -28,7 +28,8 @@ pub fn sig4(x: f64) -> String {
 fn per_round(rows: &[Value], case: &str, entry: &str, phase: &str) -> BTreeMap<u64, Vec<f64>> {
     let mut out: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
     for r in rows {
-        if r["case"] == case && r["variant"] == entry && r["phase"] == phase && r["status"] == "ok" {
+        if r["case"] == case && r["variant"] == entry && r["phase"] == phase && r["status"] == "ok"
+        {
             let n = r["n"].as_f64().unwrap_or(f64::NAN);
             let v = out.entry(r["round"].as_u64().unwrap_or(0)).or_default();
             for s in r["samples_s"].as_array().into_iter().flatten() {
@@ -43,13 +44,26 @@ fn per_round(rows: &[Value], case: &str, entry: &str, phase: &str) -> BTreeMap<u
 pub fn render(results: &Value) -> Result<String, String> {
     let meta = &results["meta"];
     let rows = results["rows"].as_array().ok_or("no rows")?;
-    let phases: Vec<&str> = meta["phases"].as_array().ok_or("no phases")?.iter().filter_map(|p| p.as_str()).collect();
-    let cases: Vec<&str> = meta["cases"].as_array().ok_or("no cases")?.iter().filter_map(|p| p.as_str()).collect();
+    let phases: Vec<&str> = meta["phases"]
+        .as_array()
+        .ok_or("no phases")?
+        .iter()
+        .filter_map(|p| p.as_str())
+        .collect();
+    let cases: Vec<&str> = meta["cases"]
+        .as_array()
+        .ok_or("no cases")?
+        .iter()
+        .filter_map(|p| p.as_str())
+        .collect();
     let proto = &meta["protocol"];
     let mut md = String::new();
     let _ = writeln!(md, "# Tile benchmark results\n");
     if proto["quick"].as_bool().unwrap_or(false) {
-        let _ = writeln!(md, "**Quick run (smoke test): these figures are not performance results.**\n");
+        let _ = writeln!(
+            md,
+            "**Quick run (smoke test): these figures are not performance results.**\n"
+        );
     }
     let _ = writeln!(
         md,
@@ -67,16 +81,38 @@ pub fn render(results: &Value) -> Result<String, String> {
     );
     for (name, info) in meta["peers"].as_object().into_iter().flatten() {
         if info["available"].as_bool().unwrap_or(false) {
-            let versions = info["versions"].as_object().map(|o| o.iter().map(|(k, v)| format!("{k} {}", v.as_str().unwrap_or("?"))).collect::<Vec<_>>().join(", "));
-            let _ = writeln!(md, "- Peer `{name}`: available ({})", versions.unwrap_or_default());
+            let versions = info["versions"].as_object().map(|o| {
+                o.iter()
+                    .map(|(k, v)| format!("{k} {}", v.as_str().unwrap_or("?")))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            });
+            let _ = writeln!(
+                md,
+                "- Peer `{name}`: available ({})",
+                versions.unwrap_or_default()
+            );
         } else {
-            let _ = writeln!(md, "- Peer `{name}`: not available ({})", info["reason"].as_str().unwrap_or("unknown reason"));
+            let _ = writeln!(
+                md,
+                "- Peer `{name}`: not available ({})",
+                info["reason"].as_str().unwrap_or("unknown reason")
+            );
         }
     }
     let failed: Vec<String> = rows
         .iter()
         .filter(|r| r["status"] != "ok")
-        .map(|r| format!("{} {} round {}: {} {}", r["case"].as_str().unwrap_or("?"), r["variant"].as_str().unwrap_or("?"), r["round"], r["status"].as_str().unwrap_or("?"), r["reason"].as_str().unwrap_or("validation failed")))
+        .map(|r| {
+            format!(
+                "{} {} round {}: {} {}",
+                r["case"].as_str().unwrap_or("?"),
+                r["variant"].as_str().unwrap_or("?"),
+                r["round"],
+                r["status"].as_str().unwrap_or("?"),
+                r["reason"].as_str().unwrap_or("validation failed")
+            )
+        })
         .collect();
     if !failed.is_empty() {
         let _ = writeln!(md, "\n**Failed (no timing recorded):**\n");
@@ -115,13 +151,29 @@ pub fn render(results: &Value) -> Result<String, String> {
         let kernels: Vec<String> = entries
             .iter()
             .filter_map(|e| {
-                let r = rows.iter().find(|r| r["case"] == *case && r["variant"] == e.as_str())?;
-                let k = if r["framework"] == "tile" { r["plan"]["kernels"].clone() } else { r["kernels"].clone() };
-                Some(format!("{e} {}", if k.is_null() { "?".to_string() } else { k.to_string() }))
+                let r = rows
+                    .iter()
+                    .find(|r| r["case"] == *case && r["variant"] == e.as_str())?;
+                let k = if r["framework"] == "tile" {
+                    r["plan"]["kernels"].clone()
+                } else {
+                    r["kernels"].clone()
+                };
+                Some(format!(
+                    "{e} {}",
+                    if k.is_null() {
+                        "?".to_string()
+                    } else {
+                        k.to_string()
+                    }
+                ))
             })
             .collect();
         let _ = writeln!(md, "Kernels per invocation: {}\n", kernels.join(", "));
-        let _ = writeln!(md, "| entry | phase | median (us) | min (us) | max (us) | rounds |");
+        let _ = writeln!(
+            md,
+            "| entry | phase | median (us) | min (us) | max (us) | rounds |"
+        );
         let _ = writeln!(md, "|---|---|---|---|---|---|");
         for e in &entries {
             for ph in &phases {
@@ -133,25 +185,130 @@ pub fn render(results: &Value) -> Result<String, String> {
                 let all: Vec<f64> = by_round.values().flatten().copied().collect();
                 let lo = all.iter().copied().fold(f64::INFINITY, f64::min);
                 let hi = all.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                let _ = writeln!(md, "| {e} | {ph} | {} | {} | {} | {} |", sig4(median(&meds)), sig4(lo), sig4(hi), meds.len());
+                let _ = writeln!(
+                    md,
+                    "| {e} | {ph} | {} | {} | {} | {} |",
+                    sig4(median(&meds)),
+                    sig4(lo),
+                    sig4(hi),
+                    meds.len()
+                );
             }
         }
-        let _ = writeln!(md, "\n| numerator | denominator | phase | median ratio | per round |");
+        let _ = writeln!(
+            md,
+            "\n| numerator | denominator | phase | median ratio | per round |"
+        );
         let _ = writeln!(md, "|---|---|---|---|---|");
         for e in entries.iter().filter(|e| e.as_str() != "fused") {
             for ph in &phases {
                 let num = per_round(rows, case, "fused", ph);
                 let den = per_round(rows, case, e, ph);
-                let ratios: Vec<f64> = num.iter().filter_map(|(r, v)| den.get(r).map(|d| median(v) / median(d))).collect();
+                let ratios: Vec<f64> = num
+                    .iter()
+                    .filter_map(|(r, v)| den.get(r).map(|d| median(v) / median(d)))
+                    .collect();
                 if ratios.is_empty() {
                     continue;
                 }
                 let each: Vec<String> = ratios.iter().map(|r| sig4(*r)).collect();
-                let _ = writeln!(md, "| fused | {e} | {ph} | {} | {} |", sig4(median(&ratios)), each.join(" "));
+                let _ = writeln!(
+                    md,
+                    "| fused | {e} | {ph} | {} | {} |",
+                    sig4(median(&ratios)),
+                    each.join(" ")
+                );
             }
         }
     }
     Ok(md)
+}
+
+/// A compact table for the terminal: per case, Tile's kernels and
+/// per-invocation time (first phase, median over rounds) for each entry,
+/// and the median paired ratio of `fused` against it.
+pub fn summary(results: &Value) -> String {
+    let empty = vec![];
+    let rows = results["rows"].as_array().unwrap_or(&empty);
+    let phase = results["meta"]["phases"][0]
+        .as_str()
+        .unwrap_or("e2e_batch")
+        .to_string();
+    let cases: Vec<&str> = results["meta"]["cases"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|c| c.as_str()).collect())
+        .unwrap_or_default();
+    let mut out = String::new();
+    if results["meta"]["protocol"]["quick"]
+        .as_bool()
+        .unwrap_or(false)
+    {
+        let _ = writeln!(out, "Quick run: smoke test only, not a performance result.");
+    }
+    let _ = writeln!(
+        out,
+        "{:<24} {:<18} {:>8} {:>12} {:>12}",
+        "case",
+        "entry",
+        "kernels",
+        format!("{phase} us"),
+        "fused/entry"
+    );
+    for case in cases {
+        let mut entries: Vec<String> = Vec::new();
+        for r in rows.iter().filter(|r| r["case"] == case) {
+            let v = r["variant"].as_str().unwrap_or("?").to_string();
+            if !entries.contains(&v) {
+                entries.push(v);
+            }
+        }
+        for e in &entries {
+            let row = rows
+                .iter()
+                .find(|r| r["case"] == case && r["variant"] == e.as_str());
+            let kernels = row
+                .map(|r| {
+                    if r["framework"] == "tile" {
+                        r["plan"]["kernels"].clone()
+                    } else {
+                        r["kernels"].clone()
+                    }
+                })
+                .unwrap_or(Value::Null);
+            let by = per_round(rows, case, e, &phase);
+            if by.is_empty() {
+                let status = row.and_then(|r| r["status"].as_str()).unwrap_or("?");
+                let _ = writeln!(
+                    out,
+                    "{case:<24} {e:<18} {:>8} {:>12} {:>12}",
+                    "-", status, "-"
+                );
+                continue;
+            }
+            let meds: Vec<f64> = by.values().map(|v| median(v)).collect();
+            let fused = per_round(rows, case, "fused", &phase);
+            let ratios: Vec<f64> = fused
+                .iter()
+                .filter_map(|(r, v)| by.get(r).map(|d| median(v) / median(d)))
+                .collect();
+            let k = if kernels.is_null() {
+                "?".to_string()
+            } else {
+                kernels.to_string()
+            };
+            let _ = writeln!(
+                out,
+                "{case:<24} {e:<18} {k:>8} {:>12} {:>12}",
+                sig4(median(&meds)),
+                if e == "fused" {
+                    "-".into()
+                } else {
+                    sig4(median(&ratios))
+                }
+            );
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -36,7 +36,12 @@ pub struct BenchArgs {
 /// The default peers of a target.
 pub fn default_peers(target: &str) -> Vec<String> {
     let v: &[&str] = if target == "cuda" {
-        &["torch_eager", "torch_compile", "jax_jit", "cupy_elementwise"]
+        &[
+            "torch_eager",
+            "torch_compile",
+            "jax_jit",
+            "cupy_elementwise",
+        ]
     } else {
         &["numpy_eager", "torch_eager"]
     };
@@ -44,7 +49,10 @@ pub fn default_peers(target: &str) -> Vec<String> {
 }
 
 fn now() -> String {
-    let s = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let s = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
     format!("{s}")
 }
 
@@ -74,8 +82,15 @@ pub fn variants_for(group: &str) -> Vec<Variant> {
 /// of `results.md`.
 pub fn bench(args: &BenchArgs) -> Result<PathBuf, String> {
     let start = now();
-    if args.out.exists() && std::fs::read_dir(&args.out).map(|mut d| d.next().is_some()).unwrap_or(false) {
-        return Err(format!("{}: the output directory exists and is not empty; choose another --out", args.out.display()));
+    if args.out.exists()
+        && std::fs::read_dir(&args.out)
+            .map(|mut d| d.next().is_some())
+            .unwrap_or(false)
+    {
+        return Err(format!(
+            "{}: the output directory exists and is not empty; choose another --out",
+            args.out.display()
+        ));
     }
     let sources_dir = args.out.join("sources");
     std::fs::create_dir_all(&sources_dir).map_err(|e| format!("{}: {e}", sources_dir.display()))?;
@@ -105,13 +120,25 @@ pub fn bench(args: &BenchArgs) -> Result<PathBuf, String> {
     let case_names: Vec<String> = args.cases.iter().map(|c| c.name.clone()).collect();
     let mut frameworks = vec!["tile".to_string()];
     frameworks.extend(available.iter().cloned());
-    let all_variants: Vec<String> = ["fused", "reference", "split"].iter().map(|s| s.to_string()).collect();
-    let mut order = planned_order(args.protocol.rounds, &case_names, &frameworks, &all_variants);
+    let all_variants: Vec<String> = ["fused", "reference", "split"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let mut order = planned_order(
+        args.protocol.rounds,
+        &case_names,
+        &frameworks,
+        &all_variants,
+    );
     // The reference variant (an explicitly requested element grid) applies
     // to the seed suite only; single-output controls compare fused and split.
     for round in &mut order {
         round.sequence.retain(|(c, e)| {
-            let group = args.cases.iter().find(|k| &k.name == c).map(|k| k.group.as_str());
+            let group = args
+                .cases
+                .iter()
+                .find(|k| &k.name == c)
+                .map(|k| k.group.as_str());
             e != "reference" || group == Some("seed")
         });
     }
@@ -127,18 +154,34 @@ pub fn bench(args: &BenchArgs) -> Result<PathBuf, String> {
         }
         for (case_name, entry) in &round.sequence {
             done += 1;
-            let case = args.cases.iter().find(|c| &c.name == case_name).ok_or("planned case missing")?;
+            let case = args
+                .cases
+                .iter()
+                .find(|c| &c.name == case_name)
+                .ok_or("planned case missing")?;
             if args.progress {
-                eprint!("\r[{done}/{total}] round {} {case_name} {entry}                    ", round.round);
+                eprint!(
+                    "\r[{done}/{total}] round {} {case_name} {entry}                    ",
+                    round.round
+                );
                 let _ = std::io::stderr().flush();
             }
             let base = json!({"round": round.round, "case": case_name, "graph": case.graph, "group": case.group, "shape": case.shape});
             if let Some(peer) = peers.get_mut(entry) {
-                let resp = peer.run(&case.graph, case.shape, &args.target, &ph, &args.protocol, case.atol, case.rtol)?;
+                let resp = peer.run(
+                    &case.graph,
+                    case.shape,
+                    &args.target,
+                    &ph,
+                    &args.protocol,
+                    case.atol,
+                    case.rtol,
+                )?;
                 rows.extend(peer_rows(&base, entry, &resp, &ph));
                 continue;
             }
-            let variant = Variant::parse(entry).ok_or_else(|| format!("unknown entry `{entry}`"))?;
+            let variant =
+                Variant::parse(entry).ok_or_else(|| format!("unknown entry `{entry}`"))?;
             if !variants_for(&case.group).contains(&variant) {
                 continue;
             }
@@ -215,9 +258,15 @@ fn write_file(p: &Path, text: &str) -> Result<(), String> {
 fn host_name() -> String {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
-        .and_then(|t| t.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()))
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
         .unwrap_or_else(|| std::env::consts::ARCH.to_string());
-    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
     format!("{cpu}, {cores} cores")
 }
 
@@ -251,11 +300,19 @@ fn peer_rows(base: &Value, framework: &str, resp: &Value, ph: &[&str]) -> Vec<Va
 }
 
 /// Validation against the FP64 oracle of a case, from the outputs.
-pub fn validation_record(case: &Case, outputs: &[(String, Vec<f32>)], inputs: &[Vec<f32>]) -> Result<Value, String> {
+pub fn validation_record(
+    case: &Case,
+    outputs: &[(String, Vec<f32>)],
+    inputs: &[Vec<f32>],
+) -> Result<Value, String> {
     let want = oracle::reference(&case.graph, inputs, case.shape[0], case.shape[1])?;
     let mut checks = Vec::new();
     for (k, name) in case.outputs.iter().enumerate() {
-        let got = outputs.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_slice()).unwrap_or(&[]);
+        let got = outputs
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_slice())
+            .unwrap_or(&[]);
         checks.push(oracle::check(name, got, &want[k], case.atol, case.rtol));
     }
     let pass = checks.iter().all(|c| c.pass) && checks.len() == case.outputs.len();

@@ -10,13 +10,34 @@ const SUITE: &str = include_str!("../../../bench/suite.json");
 
 /// Programs named by the built-in suite, by path.
 const PROGRAMS: [(&str, &str); 7] = [
-    ("examples/sigmoid_pair.tile", include_str!("../../../examples/sigmoid_pair.tile")),
-    ("examples/gelu_pair.tile", include_str!("../../../examples/gelu_pair.tile")),
-    ("tests/programs/controls/add.tile", include_str!("../../../tests/programs/controls/add.tile")),
-    ("tests/programs/controls/gelu_ab.tile", include_str!("../../../tests/programs/controls/gelu_ab.tile")),
-    ("tests/programs/controls/softmax.tile", include_str!("../../../tests/programs/controls/softmax.tile")),
-    ("tests/programs/controls/rmsnorm.tile", include_str!("../../../tests/programs/controls/rmsnorm.tile")),
-    ("tests/programs/controls/layernorm.tile", include_str!("../../../tests/programs/controls/layernorm.tile")),
+    (
+        "examples/sigmoid_pair.tile",
+        include_str!("../../../examples/sigmoid_pair.tile"),
+    ),
+    (
+        "examples/gelu_pair.tile",
+        include_str!("../../../examples/gelu_pair.tile"),
+    ),
+    (
+        "tests/programs/controls/add.tile",
+        include_str!("../../../tests/programs/controls/add.tile"),
+    ),
+    (
+        "tests/programs/controls/gelu_ab.tile",
+        include_str!("../../../tests/programs/controls/gelu_ab.tile"),
+    ),
+    (
+        "tests/programs/controls/softmax.tile",
+        include_str!("../../../tests/programs/controls/softmax.tile"),
+    ),
+    (
+        "tests/programs/controls/rmsnorm.tile",
+        include_str!("../../../tests/programs/controls/rmsnorm.tile"),
+    ),
+    (
+        "tests/programs/controls/layernorm.tile",
+        include_str!("../../../tests/programs/controls/layernorm.tile"),
+    ),
 ];
 
 #[derive(Deserialize)]
@@ -66,14 +87,16 @@ pub fn load(path: Option<&Path>, select: &[String]) -> Result<Vec<Case>, String>
         ),
         None => (SUITE.to_string(), None),
     };
-    let file: SuiteFile = serde_json::from_str(&text).map_err(|e| format!("bad suite file: {e}"))?;
+    let file: SuiteFile =
+        serde_json::from_str(&text).map_err(|e| format!("bad suite file: {e}"))?;
     let mut cases = Vec::new();
     for g in file.graphs {
         let program = match PROGRAMS.iter().find(|(p, _)| *p == g.program) {
             Some((_, t)) if base.is_none() => t.to_string(),
             _ => {
                 let p = base.clone().unwrap_or_default().join(&g.program);
-                std::fs::read_to_string(&p).map_err(|e| format!("{}: cannot read: {e}", p.display()))?
+                std::fs::read_to_string(&p)
+                    .map_err(|e| format!("{}: cannot read: {e}", p.display()))?
             }
         };
         for s in &g.shapes {
@@ -93,13 +116,18 @@ pub fn load(path: Option<&Path>, select: &[String]) -> Result<Vec<Case>, String>
         if select.is_empty() {
             c.group == "seed"
         } else {
-            select.iter().any(|s| s == "all" || *s == c.group || *s == c.graph || *s == c.name)
+            select
+                .iter()
+                .any(|s| s == "all" || *s == c.group || *s == c.graph || *s == c.name)
         }
     };
     let picked: Vec<Case> = cases.iter().filter(|c| wanted(c)).cloned().collect();
     if picked.is_empty() {
         let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
-        return Err(format!("no case matches {select:?}; groups: seed, controls, all; cases: {}", names.join(", ")));
+        return Err(format!(
+            "no case matches {select:?}; groups: seed, controls, all; cases: {}",
+            names.join(", ")
+        ));
     }
     Ok(picked)
 }

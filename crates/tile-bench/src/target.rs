@@ -32,7 +32,9 @@ impl Variant {
 
     /// Parses a variant name.
     pub fn parse(s: &str) -> Option<Variant> {
-        [Variant::Fused, Variant::Reference, Variant::Split].into_iter().find(|v| v.name() == s)
+        [Variant::Fused, Variant::Reference, Variant::Split]
+            .into_iter()
+            .find(|v| v.name() == s)
     }
 }
 
@@ -68,11 +70,17 @@ impl Prepared {
 
 /// Plans a case's program for a variant.
 pub fn plan_variant(case: &Case, variant: Variant) -> Result<Plan, String> {
-    let program = tile_ir::parse_program(&case.program).map_err(|e| format!("{}: {e}", case.graph))?;
+    let program =
+        tile_ir::parse_program(&case.program).map_err(|e| format!("{}: {e}", case.graph))?;
     let fusion = variant != Variant::Split;
-    let plan = tile_plan::compile(&program, &Options { fusion }).map_err(|e| format!("{}: {e}", case.graph))?;
+    let plan = tile_plan::compile(&program, &Options { fusion })
+        .map_err(|e| format!("{}: {e}", case.graph))?;
     if variant == Variant::Reference {
-        if let Some(k) = plan.kernels.iter().find(|k| k.mapping != Mapping::ElementGrid) {
+        if let Some(k) = plan
+            .kernels
+            .iter()
+            .find(|k| k.mapping != Mapping::ElementGrid)
+        {
             return Err(format!(
                 "{}: the element grid was requested, but kernel {} is {}: {:?}",
                 case.graph,
@@ -91,10 +99,15 @@ pub fn arguments(plan: &Plan, case: &Case) -> Result<(BTreeMap<String, Array>, S
     let program = &plan.program;
     let mut shapes = BTreeMap::new();
     for p in &program.params {
-        let shape = if p.dims.len() == 2 { vec![case.shape[0], case.shape[1]] } else { vec![case.shape[1]] };
+        let shape = if p.dims.len() == 2 {
+            vec![case.shape[0], case.shape[1]]
+        } else {
+            vec![case.shape[1]]
+        };
         shapes.insert(p.name.clone(), (p.dtype, shape));
     }
-    let sizes = tile_ir::args::bind_arguments(program, &shapes, &Sizes::new()).map_err(|e| e.to_string())?;
+    let sizes = tile_ir::args::bind_arguments(program, &shapes, &Sizes::new())
+        .map_err(|e| e.to_string())?;
     let mut arrays = BTreeMap::new();
     for (k, p) in program.params.iter().enumerate() {
         let shape = &shapes[&p.name].1;
@@ -129,7 +142,10 @@ pub fn plan_record(plan: &Plan, extra: Value) -> Value {
 pub fn prepare(target: &str, case: &Case, variant: Variant) -> Result<Prepared, String> {
     match target {
         "cpu" => crate::cpu::prepare(case, variant),
-        t => Err(format!("target `{t}` is not supported by this build of tile bench")),
+        "cuda" => crate::cuda::prepare(case, variant),
+        t => Err(format!(
+            "target `{t}` is not supported by this build of tile bench"
+        )),
     }
 }
 
@@ -137,6 +153,7 @@ pub fn prepare(target: &str, case: &Case, variant: Variant) -> Result<Prepared, 
 pub fn device_name(target: &str) -> String {
     match target {
         "cpu" => crate::cpu::device_name(),
+        "cuda" => crate::cuda::device_name(),
         t => t.to_string(),
     }
 }
@@ -144,5 +161,8 @@ pub fn device_name(target: &str) -> String {
 /// sha256 of a text, hex.
 pub fn sha256_hex(text: &str) -> String {
     use sha2::{Digest, Sha256};
-    Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }

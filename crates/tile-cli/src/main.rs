@@ -40,6 +40,15 @@ enum Target {
     Cuda,
 }
 
+/// Targets with generated source.
+#[derive(Clone, Copy, ValueEnum, PartialEq, Debug)]
+enum EmitTarget {
+    /// C for CPUs.
+    Cpu,
+    /// CUDA C.
+    Cuda,
+}
+
 /// Options shared by every command that reads a program.
 #[derive(clap::Args)]
 struct Source {
@@ -67,6 +76,70 @@ enum Command {
         /// Print the plan as one JSON object.
         #[arg(long)]
         json: bool,
+    },
+    /// Print the generated source of a program's kernels.
+    Emit {
+        #[command(flatten)]
+        source: Source,
+        /// Which back end's source.
+        #[arg(long, value_enum)]
+        target: EmitTarget,
+        /// `off` emits the control plan.
+        #[arg(long, value_enum, default_value = "on")]
+        fusion: Fusion,
+    },
+    /// Measure Tile against its peers under the fixed protocol
+    /// (BENCHMARK.md); writes results.json, sources/ and results.md.
+    Bench {
+        /// Where Tile runs.
+        #[arg(long, value_enum, default_value = "cpu")]
+        target: EmitTarget,
+        /// Cases: groups (`seed`, `controls`, `all`), graphs or case names,
+        /// comma-separated (default: the seed suite).
+        #[arg(long, value_delimiter = ',')]
+        cases: Vec<String>,
+        /// Peer frameworks, comma-separated, or `none` (default: numpy_eager
+        /// and torch_eager on cpu; torch_eager, torch_compile, jax_jit and
+        /// cupy_elementwise on cuda). Missing ones are recorded as not
+        /// available.
+        #[arg(long, value_delimiter = ',')]
+        peers: Vec<String>,
+        /// Smoke run: 1 round, 3 samples, 2 ms batches, 5 ms warm-up (never
+        /// reported as performance).
+        #[arg(long)]
+        quick: bool,
+        /// Rounds (default 6).
+        #[arg(long)]
+        rounds: Option<usize>,
+        /// Samples per phase (default 9).
+        #[arg(long)]
+        samples: Option<usize>,
+        /// Batch window in milliseconds (default 30).
+        #[arg(long)]
+        window_ms: Option<f64>,
+        /// Warm-up in milliseconds (default 100).
+        #[arg(long)]
+        warmup_ms: Option<f64>,
+        /// Output directory (must be empty or absent; default
+        /// results/<target>-<time>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Python interpreter for the peers.
+        #[arg(long, default_value = "python3")]
+        python: String,
+        /// Another suite file (JSON, like bench/suite.json).
+        #[arg(long)]
+        suite: Option<PathBuf>,
+    },
+    /// Recompute every figure of a results directory from its raw samples
+    /// and check the protocol; `--self-test` proves the audit rejects
+    /// tampered data.
+    Audit {
+        /// DIR/results.json.
+        results: PathBuf,
+        /// Apply the eight mutations of BENCHMARK.md; each must be rejected.
+        #[arg(long)]
+        self_test: bool,
     },
     /// Run a program on `.npy` inputs and write its outputs as `.npy` files.
     Run {
@@ -136,6 +209,112 @@ fn dispatch(cmd: Command) -> Result<(), String> {
             } else {
                 print!("{plan}");
             }
+            Ok(())
+        }
+        Command::Bench {
+            target,
+            cases,
+            peers,
+            quick,
+            rounds,
+            samples,
+            window_ms,
+            warmup_ms,
+            out,
+            python,
+            suite,
+        } => {
+            let target = match target {
+                EmitTarget::Cpu => "cpu",
+                EmitTarget::Cuda => "cuda",
+            };
+            let mut protocol = if quick {
+                tile_bench::protocol::Protocol::quick()
+            } else {
+                tile_bench::protocol::Protocol::full()
+            };
+            protocol.rounds = rounds.unwrap_or(protocol.rounds).max(1);
+            protocol.samples = samples.unwrap_or(protocol.samples).max(1);
+            protocol.window_ms = window_ms.unwrap_or(protocol.window_ms);
+            protocol.warmup_ms = warmup_ms.unwrap_or(protocol.warmup_ms);
+            let peers = match peers.as_slice() {
+                [] => tile_bench::default_peers(target),
+                [n] if n == "none" => vec![],
+                p => p.to_vec(),
+            };
+            let stamp = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0);
+            let out = out.unwrap_or_else(|| PathBuf::from(format!("results/{target}-{stamp}")));
+            let args = tile_bench::BenchArgs {
+                target: target.to_string(),
+                cases: tile_bench::suite::load(suite.as_deref(), &cases)?,
+                peers,
+                protocol,
+                out: out.clone(),
+                python,
+                command: std::env::args().collect::<Vec<_>>().join(" "),
+                progress: true,
+            };
+            tile_bench::bench(&args)?;
+            let results: serde_json::Value = serde_json::from_str(
+                &std::fs::read_to_string(out.join("results.json")).map_err(|e| e.to_string())?,
+            )
+            .map_err(|e| e.to_string())?;
+            print!("{}", tile_bench::report::summary(&results));
+            println!(
+                "\nresults: {}/results.md (audit: tile audit {}/results.json)",
+                out.display(),
+                out.display()
+            );
+            Ok(())
+        }
+        Command::Audit { results, self_test } => {
+            if self_test {
+                let (lines, all) = tile_bench::audit::self_test(&results)?;
+                for l in &lines {
+                    println!("{l}");
+                }
+                if !all {
+                    return Err("error: the audit accepted a mutated results directory".into());
+                }
+                println!(
+                    "audit self-test: {} of {} mutations rejected",
+                    lines.len(),
+                    lines.len()
+                );
+                Ok(())
+            } else {
+                match tile_bench::audit::audit(&results) {
+                    Ok(msg) => {
+                        println!("{msg}");
+                        Ok(())
+                    }
+                    Err(problems) => Err(format!(
+                        "audit failed ({} problem(s)):\n{}",
+                        problems.len(),
+                        problems.join("\n")
+                    )),
+                }
+            }
+        }
+        Command::Emit {
+            source,
+            target,
+            fusion,
+        } => {
+            let (file, program) = load::program(&source.file, source.program.as_deref())?;
+            let plan = tile_plan::compile(&program, &options(fusion))
+                .map_err(|e| load::located(&file, &e.diagnostics))?;
+            let text = match target {
+                EmitTarget::Cpu => tile_cpu::emit_c(&plan, &tile_cpu::CpuOptions::default())
+                    .map_err(|e| format!("error: {e}"))?,
+                EmitTarget::Cuda => {
+                    tile_cuda::emit_cuda(&plan).map_err(|e| format!("error: {e}"))?
+                }
+            };
+            print!("{text}");
             Ok(())
         }
         Command::Run {

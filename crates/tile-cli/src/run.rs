@@ -106,11 +106,19 @@ pub fn run(a: RunArgs) -> Result<(), String> {
             tile_plan::execute_plan(&plan, &mut arrays, &explicit, tile_plan::Order::Sequential)
                 .map_err(|e| format!("{file}:{e}"))?
         }
-        t => {
-            return Err(format!(
-                "error: target `{}` is not supported by this build yet",
-                format!("{t:?}").to_lowercase()
-            ))
+        Target::Cpu => {
+            let module = tile_cpu::compile(&plan, &tile_cpu::CpuOptions::default())
+                .map_err(|e| format!("error: {e}"))?;
+            module
+                .run(&mut arrays, &explicit)
+                .map_err(|e| format!("error: {e}"))?;
+        }
+        Target::Cuda => {
+            let module = tile_cuda::compile(&plan, &tile_cuda::CudaOptions::default())
+                .map_err(|e| format!("error: {e}"))?;
+            module
+                .run(&mut arrays, &explicit)
+                .map_err(|e| format!("error: {e}"))?;
         }
     }
 

@@ -10,7 +10,14 @@ type Prog = *mut c_void;
 /// The bound NVRTC entry points.
 pub struct Nvrtc {
     _lib: Library,
-    create: unsafe extern "C" fn(*mut Prog, *const c_char, *const c_char, c_int, *const *const c_char, *const *const c_char) -> c_int,
+    create: unsafe extern "C" fn(
+        *mut Prog,
+        *const c_char,
+        *const c_char,
+        c_int,
+        *const *const c_char,
+        *const *const c_char,
+    ) -> c_int,
     compile: unsafe extern "C" fn(Prog, c_int, *const *const c_char) -> c_int,
     log_size: unsafe extern "C" fn(Prog, *mut usize) -> c_int,
     log: unsafe extern "C" fn(Prog, *mut c_char) -> c_int,
@@ -30,7 +37,13 @@ impl Nvrtc {
         }
         let bases = ["libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"];
         names.extend(bases.iter().map(|s| s.to_string()));
-        for home in [std::env::var("CUDA_HOME").ok(), Some("/usr/local/cuda".into())].into_iter().flatten() {
+        for home in [
+            std::env::var("CUDA_HOME").ok(),
+            Some("/usr/local/cuda".into()),
+        ]
+        .into_iter()
+        .flatten()
+        {
             names.extend(bases.iter().map(|b| format!("{home}/lib64/{b}")));
         }
         let mut tried = Vec::new();
@@ -51,7 +64,8 @@ impl Nvrtc {
         macro_rules! sym {
             ($name:literal) => {
                 // SAFETY: documented NVRTC symbols with their C signatures.
-                *unsafe { lib.get(concat!($name, "\0").as_bytes()) }.map_err(|e| CudaError::NoNvrtc(format!("NVRTC lacks {}: {e}", $name)))?
+                *unsafe { lib.get(concat!($name, "\0").as_bytes()) }
+                    .map_err(|e| CudaError::NoNvrtc(format!("NVRTC lacks {}: {e}", $name)))?
             };
         }
         Ok(Nvrtc {
@@ -76,29 +90,52 @@ impl Nvrtc {
     }
 
     /// Compiles `source` for `sm_{arch}`; returns the CUBIN, or the log.
-    pub fn compile(&self, source: &str, name: &str, arch: u32, options: &[String]) -> Result<Vec<u8>, CudaError> {
-        let src = CString::new(source).map_err(|_| CudaError::Unsupported("source holds a NUL byte".into()))?;
+    pub fn compile(
+        &self,
+        source: &str,
+        name: &str,
+        arch: u32,
+        options: &[String],
+    ) -> Result<Vec<u8>, CudaError> {
+        let src = CString::new(source)
+            .map_err(|_| CudaError::Unsupported("source holds a NUL byte".into()))?;
         let cname = CString::new(name).unwrap_or_default();
-        let mut opts: Vec<CString> = vec![CString::new(format!("--gpu-architecture=sm_{arch}")).unwrap_or_default()];
+        let mut opts: Vec<CString> =
+            vec![CString::new(format!("--gpu-architecture=sm_{arch}")).unwrap_or_default()];
         opts.extend(options.iter().filter_map(|o| CString::new(o.as_str()).ok()));
         let ptrs: Vec<*const c_char> = opts.iter().map(|o| o.as_ptr()).collect();
         let mut prog: Prog = std::ptr::null_mut();
         // SAFETY: NVRTC's documented calling sequence; buffers are sized
         // from NVRTC's own size queries.
         unsafe {
-            let r = (self.create)(&mut prog, src.as_ptr(), cname.as_ptr(), 0, std::ptr::null(), std::ptr::null());
+            let r = (self.create)(
+                &mut prog,
+                src.as_ptr(),
+                cname.as_ptr(),
+                0,
+                std::ptr::null(),
+                std::ptr::null(),
+            );
             if r != 0 {
-                return Err(CudaError::Compile { log: format!("nvrtcCreateProgram failed ({r})"), source_path: None });
+                return Err(CudaError::Compile {
+                    log: format!("nvrtcCreateProgram failed ({r})"),
+                    source_path: None,
+                });
             }
             let r = (self.compile)(prog, ptrs.len() as c_int, ptrs.as_ptr());
             let mut n = 0usize;
             (self.log_size)(prog, &mut n);
             let mut log = vec![0u8; n.max(1)];
             (self.log)(prog, log.as_mut_ptr() as *mut c_char);
-            let log = CStr::from_bytes_until_nul(&log).map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            let log = CStr::from_bytes_until_nul(&log)
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
             if r != 0 {
                 (self.destroy)(&mut prog);
-                return Err(CudaError::Compile { log, source_path: None });
+                return Err(CudaError::Compile {
+                    log,
+                    source_path: None,
+                });
             }
             let mut size = 0usize;
             (self.cubin_size)(prog, &mut size);

@@ -1,0 +1,273 @@
+//! The C target's thin layer over the printer: one C function per kernel,
+//! taking a `[lo, hi)` slice of its work, plus the prelude.
+//!
+//! Every kernel has the same signature:
+//!
+//! ```c
+//! void tile_k0(int64_t lo, int64_t hi, const int64_t *S, void *const *A, int32_t *err);
+//! ```
+//!
+//! `S` holds the size symbols in the program's order, `A` the data pointers
+//! of the kernel's parameters in declaration order (unused inputs are never
+//! passed), `err` receives the 1-based failure site of a failed check.
+//! - `element_grid` / `split`: `[lo, hi)` is a slice of the flattened
+//!   domain (row-major); the slice is walked in row segments, each segment's
+//!   innermost variable as a vector loop with a scalar tail.
+//! - `row_reduction`: `[lo, hi)` are rows (offsets into the row variable's
+//!   range); each row runs the body in program order, inner loops and
+//!   reductions on vectors.
+//! - `serial`: the runtime passes `[0, 1)`; the body runs in program order.
+
+use crate::CpuError;
+use std::collections::BTreeSet;
+use tile_emit::{dialect, Printer, Site, VTy};
+use tile_ir::{Expr, Program};
+use tile_plan::{Kernel, Mapping, Plan};
+
+/// What emission produced: the source and, per kernel, its failure sites.
+pub(crate) struct Emitted {
+    pub source: String,
+    pub sites: Vec<Vec<Site>>,
+}
+
+/// The C symbol of a kernel.
+pub(crate) fn symbol(k: &Kernel) -> String {
+    format!("tile_{}", k.name)
+}
+
+/// Prints the whole C file for `plan`.
+pub(crate) fn emit(plan: &Plan) -> Result<Emitted, CpuError> {
+    let program = &plan.program;
+    let mut helpers = BTreeSet::new();
+    let mut bodies = Vec::new();
+    let mut sites = Vec::new();
+    for k in &plan.kernels {
+        let printed = kernel(program, k);
+        if !printed.errors.is_empty() {
+            return Err(CpuError::Unsupported(format!(
+                "kernel {} of `{}`: {}",
+                k.name,
+                program.name,
+                printed.errors.join("; ")
+            )));
+        }
+        helpers.extend(printed.helpers);
+        bodies.push(printed.code);
+        sites.push(printed.sites);
+    }
+    let mut source = format!(
+        "/* Tile: C kernels of program `{}` ({} kernel{}). */\n",
+        program.name,
+        plan.kernels.len(),
+        if plan.kernels.len() == 1 { "" } else { "s" }
+    );
+    source.push_str(&crate::prelude::prelude(
+        VTy::of(program.float_type()),
+        &helpers,
+    ));
+    for b in bodies {
+        source.push('\n');
+        source.push_str(&b);
+    }
+    Ok(Emitted { source, sites })
+}
+
+fn storage_type(d: tile_ir::DType) -> &'static str {
+    match d {
+        tile_ir::DType::F32 => dialect::C.f32,
+        tile_ir::DType::F64 => dialect::C.f64,
+        tile_ir::DType::I32 => dialect::C.store_i32,
+        tile_ir::DType::Bool => dialect::C.store_bool,
+    }
+}
+
+fn extent(p: &Printer, lo: &Expr, hi: &Expr) -> String {
+    if *lo == Expr::Int(0) {
+        p.size_expr(hi)
+    } else {
+        format!("{} - {}", p.size_expr(hi), p.size_expr(lo))
+    }
+}
+
+fn kernel(program: &Program, k: &Kernel) -> tile_emit::Printed {
+    let mut p = Printer::new(&dialect::C, program);
+    let domain: Vec<String> = k
+        .domain
+        .iter()
+        .map(|v| format!("{} in {}..{}", v.name, v.lo, v.hi))
+        .collect();
+    let over = if domain.is_empty() {
+        String::new()
+    } else {
+        format!(" over {}", domain.join(", "))
+    };
+    p.line(format!(
+        "/* {}: {}{}; stores {}; reads {} */",
+        k.name,
+        k.mapping.name(),
+        over,
+        list(&k.stores),
+        list(&k.reads)
+    ));
+    p.open(format!(
+        "void {}(int64_t lo, int64_t hi, const int64_t *restrict S, void *const *restrict A, int32_t *restrict err)",
+        symbol(k)
+    ));
+    for (n, s) in program.size_symbols().iter().enumerate() {
+        p.line(format!("const int64_t {} = S[{n}];", Printer::size_name(s)));
+        p.bind_size(s);
+    }
+    for (a, q) in k.params(program).iter().enumerate() {
+        let elem = storage_type(q.dtype);
+        let c = if k.stores.contains(&q.name) {
+            ""
+        } else {
+            "const "
+        };
+        p.line(format!(
+            "{c}{elem} *restrict {} = ({c}{elem} *)A[{a}];",
+            Printer::ptr_name(&q.name)
+        ));
+        for (d, dim) in q.dims.iter().enumerate() {
+            let lo = p.box_lo(&q.name, d);
+            if lo != "0" {
+                p.line(format!("const int64_t {lo} = {};", p.size_expr(&dim.lo)));
+            }
+            p.line(format!(
+                "const int64_t {} = {};",
+                Printer::box_n(&q.name, d),
+                extent(&p, &dim.lo, &dim.hi)
+            ));
+        }
+    }
+    match k.mapping {
+        Mapping::ElementGrid | Mapping::Split => element_grid(&mut p, k),
+        Mapping::RowReduction => {
+            let Some(row) = k.domain.first() else {
+                p.line("return; /* a row kernel without a row variable */");
+                p.close();
+                let mut printed = p.finish();
+                printed
+                    .errors
+                    .push(format!("row kernel {} has no row variable", k.name));
+                return printed;
+            };
+            p.line(format!(
+                "const int64_t dl0 = {}, dn0 = {};",
+                p.size_expr(&row.lo),
+                extent(&p, &row.lo, &row.hi)
+            ));
+            p.line("if (lo >= hi || dn0 <= 0) return;");
+            p.line("const int64_t rs = dl0 + lo, re = dl0 + hi;");
+            p.vector_loops = true;
+            p.loop_level(&row.name, "rs", "re", &k.body, false);
+        }
+        Mapping::Serial => {
+            p.line("if (lo >= hi) return;");
+            p.vector_loops = false;
+            p.stmts(&k.body);
+        }
+    }
+    p.close();
+    p.finish()
+}
+
+fn element_grid(p: &mut Printer, k: &Kernel) {
+    let n = k.domain.len();
+    if n == 0 {
+        p.line("if (lo >= hi) return;");
+        p.stmts(&k.body);
+        return;
+    }
+    for (d, v) in k.domain.iter().enumerate() {
+        p.line(format!(
+            "const int64_t dl{d} = {}, dn{d} = {};",
+            p.size_expr(&v.lo),
+            extent(p, &v.lo, &v.hi)
+        ));
+    }
+    let empty: Vec<String> = (0..n).map(|d| format!("dn{d} <= 0")).collect();
+    p.line(format!("if (lo >= hi || {}) return;", empty.join(" || ")));
+    let last = n - 1;
+    let inner = &k.domain[last].name;
+    if n == 1 {
+        p.line("const int64_t js = dl0 + lo, je = dl0 + hi;");
+        p.loop_level(inner, "js", "je", &k.body, true);
+        return;
+    }
+    // Coordinates of the slice's first element.
+    p.line("int64_t t = lo;");
+    p.line(format!("int64_t c{last} = lo % dn{last};"));
+    p.line(format!("int64_t q = lo / dn{last};"));
+    for d in (1..last).rev() {
+        p.line(format!("int64_t c{d} = q % dn{d};"));
+        p.line(format!("q = q / dn{d};"));
+    }
+    p.line("int64_t c0 = q;");
+    p.open("while (t < hi)");
+    let depth = p.scope_len();
+    for (d, v) in k.domain[..last].iter().enumerate() {
+        let cv = Printer::var_name(&v.name);
+        p.line(format!("const int64_t {cv} = dl{d} + c{d};"));
+        p.bind_loop(&v.name, &cv);
+    }
+    p.line(format!(
+        "const int64_t seg = dn{last} - c{last} < hi - t ? dn{last} - c{last} : hi - t;"
+    ));
+    p.line(format!(
+        "const int64_t js = dl{last} + c{last}, je = js + seg;"
+    ));
+    p.loop_level(inner, "js", "je", &k.body, true);
+    p.truncate_scope(depth);
+    p.line("t += seg;");
+    p.line(format!("c{last} = 0;"));
+    for d in (1..last).rev() {
+        p.line(format!("if (++c{d} < dn{d}) continue;"));
+        p.line(format!("c{d} = 0;"));
+    }
+    p.line("++c0;");
+    p.close();
+}
+
+fn list(v: &[String]) -> String {
+    if v.is_empty() {
+        "nothing".to_string()
+    } else {
+        v.join(", ")
+    }
+}
+
+/// Number of work items of a kernel at these sizes: domain elements,
+/// rows, or 1 for `serial`.
+pub(crate) fn work_items(k: &Kernel, sizes: &tile_ir::Sizes) -> Result<i64, CpuError> {
+    let ext = |v: &tile_ir::LoopVar| -> Result<i64, CpuError> {
+        let lo = tile_ir::args::eval_int(&v.lo, sizes);
+        let hi = tile_ir::args::eval_int(&v.hi, sizes);
+        match (lo, hi) {
+            (Some(lo), Some(hi)) => Ok(hi.saturating_sub(lo).max(0)),
+            _ => Err(CpuError::Unsupported(format!(
+                "cannot evaluate the domain of kernel {} ({} in {}..{})",
+                k.name, v.name, v.lo, v.hi
+            ))),
+        }
+    };
+    match k.mapping {
+        Mapping::Serial => Ok(1),
+        Mapping::RowReduction => match k.domain.first() {
+            Some(row) => ext(row),
+            None => Err(CpuError::Unsupported(format!(
+                "row kernel {} has no row variable",
+                k.name
+            ))),
+        },
+        Mapping::ElementGrid | Mapping::Split => {
+            let mut total: i64 = 1;
+            for v in &k.domain {
+                total = total.checked_mul(ext(v)?).ok_or_else(|| {
+                    CpuError::Unsupported(format!("the domain of kernel {} is too large", k.name))
+                })?;
+            }
+            Ok(total)
+        }
+    }
+}

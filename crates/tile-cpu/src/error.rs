@@ -1,0 +1,65 @@
+//! The CPU back end's errors.
+
+use std::path::PathBuf;
+use tile_ir::ArgError;
+
+/// Why a program could not be compiled, loaded or run on the CPU.
+#[derive(Debug, thiserror::Error)]
+pub enum CpuError {
+    /// No C compiler could be run.
+    #[error(
+        "no C compiler found (tried {tried}): install gcc or clang, or set TILE_CC to a C compiler"
+    )]
+    NoCompiler {
+        /// The commands tried, in order.
+        tried: String,
+    },
+    /// The C compiler rejected the generated source (a Tile bug).
+    #[error("the C compiler failed on the generated source (saved at {}):\n{log}", source_path.display())]
+    CompileFailed {
+        /// The compiler's messages.
+        log: String,
+        /// Where the source was saved.
+        source_path: PathBuf,
+    },
+    /// The shared object could not be loaded or lacks a kernel.
+    #[error("cannot load the compiled kernels: {0}")]
+    Load(String),
+    /// The arguments do not fit the program.
+    #[error(transparent)]
+    Args(#[from] ArgError),
+    /// The program uses something the CPU back end cannot print.
+    #[error("the CPU back end cannot run this program: {0}")]
+    Unsupported(String),
+    /// An index fell outside a parameter's box while running.
+    #[error(
+        "line {line}: a {what} of `{buf}` falls outside its box; the outputs may be partly written"
+    )]
+    OutOfBounds {
+        /// The parameter.
+        buf: String,
+        /// The statement's line.
+        line: u32,
+        /// `load` or `store`.
+        what: &'static str,
+    },
+    /// Integer division by zero or overflow while running.
+    #[error(
+        "line {line}: integer division by zero or overflow; the outputs may be partly written"
+    )]
+    IntArith {
+        /// The statement's line.
+        line: u32,
+    },
+    /// A raw argument is unusable (size, alignment, null pointer, repeated).
+    #[error("argument `{name}`: {reason}")]
+    RawArg {
+        /// The argument.
+        name: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The cache or a temporary directory could not be used.
+    #[error("{0}")]
+    Io(String),
+}

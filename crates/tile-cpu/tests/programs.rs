@@ -1,0 +1,102 @@
+//! Every program in `examples/` and `tests/programs/` runs on the CPU back
+//! end, fusion on and off, at the shapes of its `# run:` lines and at a few
+//! ragged ones, and matches the FP64 interpreter within the accuracy
+//! contract.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+fn files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "tile") {
+            out.push(p);
+        }
+    }
+}
+
+/// Sizes from `# run: M=3 N=5` lines.
+fn run_lines(text: &str) -> Vec<tile_ir::Sizes> {
+    text.lines()
+        .filter_map(|l| l.trim().strip_prefix("# run:"))
+        .map(|rest| {
+            rest.split_whitespace()
+                .filter_map(|kv| {
+                    let (k, v) = kv.split_once('=')?;
+                    Some((k.to_string(), v.parse().ok()?))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn every_program_matches_the_interpreter() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut paths = Vec::new();
+    files(&root.join("examples"), &mut paths);
+    files(&root.join("tests/programs"), &mut paths);
+    assert!(
+        !paths.is_empty(),
+        "no .tile files found under {}",
+        root.display()
+    );
+    let mut failures = Vec::new();
+    let mut ran = 0;
+    for path in &paths {
+        let Ok(text) = std::fs::read_to_string(path) else {
+            eprintln!("skip {}: unreadable", path.display());
+            continue;
+        };
+        let programs = match tile_ir::parse_file(&text) {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("skip {}: does not parse: {e}", path.display());
+                continue;
+            }
+        };
+        for program in &programs {
+            if tile_ir::verify(&program.clone()).is_err() {
+                eprintln!(
+                    "skip {} `{}`: does not verify",
+                    path.display(),
+                    program.name
+                );
+                continue;
+            }
+            let mut shapes = run_lines(&text);
+            for v in [[1, 1, 1], [3, 127, 5], [37, 1537, 3]] {
+                shapes.push(common::sizes_for(program, &v));
+            }
+            for fusion in [true, false] {
+                let (_, module) = common::build(program, fusion);
+                for sizes in &shapes {
+                    let what = format!(
+                        "{} `{}` fusion {}",
+                        path.display(),
+                        program.name,
+                        if fusion { "on" } else { "off" }
+                    );
+                    ran += 1;
+                    if let Err(e) = common::compare(program, &module, sizes, &what) {
+                        failures.push(e);
+                    }
+                }
+            }
+        }
+    }
+    eprintln!("ran {ran}");
+    assert!(
+        failures.is_empty(),
+        "{} of {ran} runs differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

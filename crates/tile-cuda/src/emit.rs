@@ -1,0 +1,727 @@
+//! CUDA C from a plan: the CUDA dialect of the shared printer plus the
+//! kernel skeletons for each mapping.
+//!
+//! Every kernel takes one by-value parameter block, mirrored by
+//! `launch::TileArgs`:
+//!
+//! ```c
+//! struct TileArgs { long long lo, hi; long long S[16]; void *A[32]; int *err; };
+//! ```
+//!
+//! `S` holds the size symbols in program order, `A` the device pointers of
+//! the kernel's parameters in declaration order (unused inputs are never
+//! passed), `err` receives the failure site of a failed bounds check.
+//! - `element_grid` / `split`: a grid-stride loop, one element per thread
+//!   (`tile_kN`), and where the accesses allow it a second entry point
+//!   (`tile_kN_v4`) in which each thread handles four consecutive elements
+//!   of the innermost variable with 16-byte loads and stores. The runtime
+//!   picks `_v4` when the sizes put every access on a 16-byte boundary, so
+//!   two aligned shapes share one source and differ only in launch size.
+//! - `row_reduction`: one block per row; bindings are computed by every
+//!   thread, reductions by all threads (strided) then combined with warp
+//!   shuffles and shared memory, inner loops strided over the block, with a
+//!   barrier after each statement that stores. Rows whose statements the
+//!   block cannot share run on thread 0 in program order.
+//! - `serial`: one thread runs the statements in program order.
+//!
+//! Parameters are `__restrict__`: the runtime gives each parameter its own
+//! device allocation and checks host arguments for overlap before upload.
+
+use crate::CudaError;
+use tile_emit::{dialect, Printer, Site, VTy};
+use tile_ir::{DType, Expr, Program, ReduceOp, Stmt};
+use tile_plan::affine::Affine;
+use tile_plan::{Kernel, Mapping, Plan};
+
+/// Failure sites of the vectorised entry points start here.
+pub(crate) const V4_SITE_BASE: i32 = 100_000;
+
+/// Per kernel: what the runtime needs to launch it.
+#[derive(Clone, Debug)]
+pub(crate) struct KernelInfo {
+    pub name: String,
+    pub sites: Vec<Site>,
+    /// Present when a `_v4` entry point exists: per vectorised access, the
+    /// offset of the access's first element from the buffer's row start
+    /// (must be a multiple of 4) and the row length (likewise).
+    pub v4: Option<Vec<(Expr, Option<Expr>)>>,
+    pub v4_sites: Vec<String>,
+}
+
+/// The whole CUDA file for a plan.
+pub(crate) struct Emitted {
+    pub source: String,
+    pub kernels: Vec<KernelInfo>,
+}
+
+/// Prints the CUDA C for `plan`.
+pub(crate) fn emit(plan: &Plan) -> Result<Emitted, CudaError> {
+    let program = &plan.program;
+    let mut source = format!(
+        "/* Tile: CUDA kernels of program `{}` ({} kernel{}). */\n",
+        program.name,
+        plan.kernels.len(),
+        if plan.kernels.len() == 1 { "" } else { "s" }
+    );
+    source.push_str(crate::prelude::PRELUDE);
+    let mut kernels = Vec::new();
+    for k in &plan.kernels {
+        let printed = kernel(program, k, false);
+        if !printed.errors.is_empty() {
+            return Err(CudaError::Unsupported(format!(
+                "kernel {} of `{}`: {}",
+                k.name,
+                program.name,
+                printed.errors.join("; ")
+            )));
+        }
+        source.push('\n');
+        source.push_str(&printed.code);
+        let mut info = KernelInfo {
+            name: symbol(k),
+            sites: printed.sites,
+            v4: None,
+            v4_sites: vec![],
+        };
+        if k.mapping.is_elementwise() {
+            if let Some(plan4) = vec4_plan(program, k) {
+                let printed = kernel(program, k, true);
+                if printed.errors.is_empty() {
+                    source.push('\n');
+                    source.push_str(&printed.code);
+                    info.v4 = Some(plan4.conditions);
+                    info.v4_sites = plan4.sites;
+                }
+            }
+        }
+        kernels.push(info);
+    }
+    Ok(Emitted { source, kernels })
+}
+
+/// The symbol of a kernel's scalar entry point.
+pub(crate) fn symbol(k: &Kernel) -> String {
+    format!("tile_{}", k.name)
+}
+
+fn storage_type(d: DType) -> &'static str {
+    match d {
+        DType::F32 => dialect::CUDA.f32,
+        DType::F64 => dialect::CUDA.f64,
+        DType::I32 => dialect::CUDA.store_i32,
+        DType::Bool => dialect::CUDA.store_bool,
+    }
+}
+
+fn extent(p: &Printer, lo: &Expr, hi: &Expr) -> String {
+    if *lo == Expr::Int(0) {
+        p.size_expr(hi)
+    } else {
+        format!("{} - {}", p.size_expr(hi), p.size_expr(lo))
+    }
+}
+
+fn kernel(program: &Program, k: &Kernel, v4: bool) -> tile_emit::Printed {
+    let mut p = Printer::new(&dialect::CUDA, program);
+    let domain: Vec<String> = k
+        .domain
+        .iter()
+        .map(|v| format!("{} in {}..{}", v.name, v.lo, v.hi))
+        .collect();
+    let over = if domain.is_empty() {
+        String::new()
+    } else {
+        format!(" over {}", domain.join(", "))
+    };
+    p.line(format!(
+        "/* {}{}: {}{}; stores {}; reads {} */",
+        k.name,
+        if v4 {
+            " (4 elements per thread, 16-byte accesses)"
+        } else {
+            ""
+        },
+        k.mapping.name(),
+        over,
+        k.stores.join(", "),
+        k.reads.join(", ")
+    ));
+    let name = if v4 {
+        format!("{}_v4", symbol(k))
+    } else {
+        symbol(k)
+    };
+    p.open(format!(
+        "extern \"C\" __global__ void {name}(const TileArgs a)"
+    ));
+    p.line("int *err = a.err;");
+    for (n, s) in program.size_symbols().iter().enumerate() {
+        p.line(format!(
+            "const long long {} = a.S[{n}];",
+            Printer::size_name(s)
+        ));
+        p.bind_size(s);
+    }
+    for (i, q) in k.params(program).iter().enumerate() {
+        let elem = storage_type(q.dtype);
+        let c = if k.stores.contains(&q.name) {
+            ""
+        } else {
+            "const "
+        };
+        p.line(format!(
+            "{c}{elem} *__restrict__ {} = ({c}{elem} *)a.A[{i}];",
+            Printer::ptr_name(&q.name)
+        ));
+        for (d, dim) in q.dims.iter().enumerate() {
+            let lo = p.box_lo(&q.name, d);
+            if lo != "0" {
+                p.line(format!("const long long {lo} = {};", p.size_expr(&dim.lo)));
+            }
+            p.line(format!(
+                "const long long {} = {};",
+                Printer::box_n(&q.name, d),
+                extent(&p, &dim.lo, &dim.hi)
+            ));
+        }
+    }
+    match k.mapping {
+        Mapping::ElementGrid | Mapping::Split if v4 => element_grid_v4(&mut p, program, k),
+        Mapping::ElementGrid | Mapping::Split => element_grid(&mut p, k),
+        Mapping::RowReduction => row_reduction(&mut p, k),
+        Mapping::Serial => {
+            p.line("if (blockIdx.x != 0 || threadIdx.x != 0) return;");
+            p.vector_loops = false;
+            p.stmts(&k.body);
+        }
+    }
+    p.close();
+    p.finish()
+}
+
+fn domain_prologue(p: &mut Printer, k: &Kernel) {
+    for (d, v) in k.domain.iter().enumerate() {
+        p.line(format!(
+            "const long long dl{d} = {}, dn{d} = {};",
+            p.size_expr(&v.lo),
+            extent(p, &v.lo, &v.hi)
+        ));
+    }
+    let empty: Vec<String> = (0..k.domain.len()).map(|d| format!("dn{d} <= 0")).collect();
+    if !empty.is_empty() {
+        p.line(format!("if ({}) return;", empty.join(" || ")));
+    }
+}
+
+/// Binds the outer domain variables from `t` (the flat index of a row of
+/// the innermost variable); returns the scope depth to restore.
+fn bind_outer(p: &mut Printer, k: &Kernel, t: &str) {
+    let last = k.domain.len() - 1;
+    if last == 0 {
+        return;
+    }
+    p.line(format!("long long q = {t};"));
+    for d in (0..last).rev() {
+        let cv = Printer::var_name(&k.domain[d].name);
+        if d == 0 {
+            p.line(format!("const long long {cv} = dl0 + q;"));
+        } else {
+            p.line(format!("const long long {cv} = dl{d} + q % dn{d};"));
+            p.line(format!("q /= dn{d};"));
+        }
+        p.bind_loop(&k.domain[d].name, &cv);
+    }
+}
+
+fn element_grid(p: &mut Printer, k: &Kernel) {
+    if k.domain.is_empty() {
+        p.line("if (blockIdx.x != 0 || threadIdx.x != 0) return;");
+        p.stmts(&k.body);
+        return;
+    }
+    domain_prologue(p, k);
+    let last = k.domain.len() - 1;
+    let total: Vec<String> = (0..=last).map(|d| format!("dn{d}")).collect();
+    p.line(format!("const long long total = {};", total.join(" * ")));
+    p.open("for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < total; t += (long long)gridDim.x * blockDim.x)");
+    let depth = p.scope_len();
+    let jv = Printer::var_name(&k.domain[last].name);
+    if last == 0 {
+        p.line(format!("const long long {jv} = dl0 + t;"));
+    } else {
+        p.line(format!("const long long {jv} = dl{last} + t % dn{last};"));
+        bind_outer(p, k, &format!("t / dn{last}"));
+    }
+    p.bind_loop(&k.domain[last].name, &jv);
+    p.stmts(&k.body);
+    p.truncate_scope(depth);
+    p.close();
+}
+
+/// The conditions and sites of a kernel's `_v4` entry point.
+struct Vec4Plan {
+    conditions: Vec<(Expr, Option<Expr>)>,
+    sites: Vec<String>,
+}
+
+/// A contiguous access: its buffer and index, the last index minus the
+/// innermost variable (an expression of size symbols).
+fn contiguous(program: &Program, k: &Kernel, buf: &str, idx: &[Expr]) -> Option<Expr> {
+    let jv = &k.domain.last()?.name;
+    let param = program.param(buf)?;
+    if param.dtype != DType::F32 {
+        return None;
+    }
+    let (last, rest) = idx.split_last()?;
+    let mut free = Vec::new();
+    for e in rest {
+        e.free_vars(&mut free);
+    }
+    if free.contains(jv) {
+        return None;
+    }
+    let a = Affine::of(last)?;
+    if a.coeff(jv) != 1 {
+        return None;
+    }
+    let symbols = program.size_symbols();
+    if a.terms.keys().any(|n| n != jv && !symbols.contains(n)) {
+        return None;
+    }
+    Some(Expr::binary(
+        tile_ir::BinOp::Sub,
+        last.clone(),
+        Expr::var(jv),
+    ))
+}
+
+fn vec4_plan(program: &Program, k: &Kernel) -> Option<Vec4Plan> {
+    let jv = k.domain.last()?.name.clone();
+    let mut conditions = Vec::new();
+    let mut sites = Vec::new();
+    let mut stored = Vec::new();
+    let mut loaded = Vec::new();
+    let mut ok = true;
+    for s in &k.body {
+        match s {
+            Stmt::Let { .. } | Stmt::Store { .. } => {}
+            _ => ok = false,
+        }
+        s.walk_exprs(&mut |e| {
+            e.walk(&mut |x| {
+                if let Expr::Load { buf, idx } = x {
+                    let mut free = Vec::new();
+                    x.free_vars(&mut free);
+                    if free.contains(&jv) {
+                        loaded.push((buf.clone(), idx.clone()));
+                    }
+                }
+                if matches!(x, Expr::Reduce { .. }) {
+                    ok = false;
+                }
+            })
+        });
+        if let Stmt::Store { buf, idx, .. } = s {
+            stored.push((buf.clone(), idx.clone()));
+        }
+    }
+    if !ok || stored.is_empty() {
+        return None;
+    }
+    for (buf, _) in &loaded {
+        if stored.iter().any(|(b, _)| b == buf) {
+            return None;
+        }
+    }
+    let dom_lo = k.domain.last()?.lo.clone();
+    for (buf, idx) in loaded.iter().chain(&stored) {
+        let c = contiguous(program, k, buf, idx)?;
+        let param = program.param(buf)?;
+        let last = param.dims.last()?;
+        let first = Expr::binary(
+            tile_ir::BinOp::Sub,
+            Expr::binary(tile_ir::BinOp::Add, dom_lo.clone(), c),
+            last.lo.clone(),
+        );
+        let row = (param.dims.len() > 1)
+            .then(|| Expr::binary(tile_ir::BinOp::Sub, last.hi.clone(), last.lo.clone()));
+        conditions.push((first, row));
+        sites.push(buf.clone());
+    }
+    Some(Vec4Plan { conditions, sites })
+}
+
+/// C code of an index expression (affine in loop variables and sizes).
+fn index_code(e: &Expr) -> String {
+    match Affine::of(e) {
+        Some(a) => {
+            let mut parts: Vec<String> = a
+                .terms
+                .iter()
+                .map(|(n, c)| {
+                    if *c == 1 {
+                        c_name(n)
+                    } else {
+                        format!("{c}LL * {}", c_name(n))
+                    }
+                })
+                .collect();
+            if a.constant != 0 || parts.is_empty() {
+                parts.push(format!("{}LL", a.constant));
+            }
+            format!("({})", parts.join(" + "))
+        }
+        None => "0".into(),
+    }
+}
+
+thread_local! {
+    static SYMBOLS: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+fn c_name(n: &str) -> String {
+    if SYMBOLS.with(|s| s.borrow().iter().any(|x| x == n)) {
+        Printer::size_name(n)
+    } else {
+        Printer::var_name(n)
+    }
+}
+
+fn flat_offset(p: &Printer, program: &Program, buf: &str, idx: &[Expr]) -> String {
+    let Some(param) = program.param(buf) else {
+        return "0".into();
+    };
+    let mut off = String::new();
+    for (d, e) in idx.iter().enumerate() {
+        let lo = p.box_lo(buf, d);
+        let term = if lo == "0" {
+            index_code(e)
+        } else {
+            format!("({} - {lo})", index_code(e))
+        };
+        off = if d == 0 {
+            term
+        } else {
+            format!("({off}) * {} + {term}", Printer::box_n(buf, d))
+        };
+    }
+    let _ = param;
+    off
+}
+
+fn in_box4(p: &Printer, buf: &str, idx: &[Expr]) -> String {
+    let last = idx.len() - 1;
+    let parts: Vec<String> = idx
+        .iter()
+        .enumerate()
+        .map(|(d, e)| {
+            let lo = p.box_lo(buf, d);
+            let n = Printer::box_n(buf, d);
+            let q = index_code(e);
+            if d == last {
+                format!("{q} >= {lo} && {q} + 3 < {lo} + {n}")
+            } else {
+                format!("{q} >= {lo} && {q} < {lo} + {n}")
+            }
+        })
+        .collect();
+    parts.join(" && ")
+}
+
+fn element_grid_v4(p: &mut Printer, program: &Program, k: &Kernel) {
+    SYMBOLS.with(|s| *s.borrow_mut() = program.size_symbols());
+    domain_prologue(p, k);
+    let last = k.domain.len() - 1;
+    let jname = k.domain[last].name.clone();
+    let mut total: Vec<String> = (0..last).map(|d| format!("dn{d}")).collect();
+    total.push(format!("(dn{last} / 4)"));
+    p.line(format!("const long long quads = dn{last} / 4;"));
+    p.line(format!("const long long total = {};", total.join(" * ")));
+    p.open("for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < total; t += (long long)gridDim.x * blockDim.x)");
+    let depth = p.scope_len();
+    let jv = Printer::var_name(&jname);
+    p.line(format!(
+        "const long long {jv} = dl{last} + (t % quads) * 4;"
+    ));
+    bind_outer(p, k, "t / quads");
+    // Vector loads of every contiguous access, first.
+    let mut loads: Vec<(String, Vec<Expr>)> = Vec::new();
+    for s in &k.body {
+        s.walk_exprs(&mut |e| {
+            e.walk(&mut |x| {
+                if let Expr::Load { buf, idx } = x {
+                    let mut free = Vec::new();
+                    x.free_vars(&mut free);
+                    if free.contains(&jname) && !loads.iter().any(|(b, i)| b == buf && i == idx) {
+                        loads.push((buf.clone(), idx.clone()));
+                    }
+                }
+            })
+        });
+    }
+    let mut site = 0;
+    for (n, (buf, idx)) in loads.iter().enumerate() {
+        site += 1;
+        p.line(format!(
+            "if (!({})) {{ atomicExch(err, {}); return; }}",
+            in_box4(p, buf, idx),
+            V4_SITE_BASE + site
+        ));
+        p.line(format!(
+            "const float4 vld{n} = *reinterpret_cast<const float4 *>({} + {});",
+            Printer::ptr_name(buf),
+            flat_offset(p, program, buf, idx)
+        ));
+    }
+    // Four lanes of scalar code over the loaded values.
+    let mut stores: Vec<(String, Vec<Expr>, Vec<String>)> = Vec::new();
+    for lane in 0..4 {
+        let lane_depth = p.scope_len();
+        let field = ["x", "y", "z", "w"][lane];
+        p.bind_loop(&jname, &format!("({jv} + {lane})"));
+        for (n, _) in loads.iter().enumerate() {
+            p.bind_value(&format!("__vld{n}"), &format!("vld{n}.{field}"), VTy::F32);
+        }
+        let mut si = 0;
+        for s in &k.body {
+            let mut s = s.clone();
+            replace_loads(&mut s, &loads, &jname);
+            match s {
+                Stmt::Let { name, value, .. } => {
+                    let (code, ty) = p.lower(&value);
+                    let t = p.tmp("val");
+                    p.line(format!("const {} {t} = {code}; /* {name} */", scalar(ty)));
+                    p.bind_value(&name, &t, ty);
+                }
+                Stmt::Store {
+                    buf, idx, value, ..
+                } => {
+                    let (code, _) = p.lower_as(&value, VTy::F32);
+                    let t = p.tmp("stv");
+                    p.line(format!("const float {t} = {code};"));
+                    if lane == 0 {
+                        stores.push((buf.clone(), idx.clone(), vec![]));
+                    }
+                    stores[si].2.push(t);
+                    si += 1;
+                }
+                _ => {}
+            }
+        }
+        p.truncate_scope(lane_depth);
+    }
+    for (buf, idx, vals) in &stores {
+        site += 1;
+        p.line(format!(
+            "if (!({})) {{ atomicExch(err, {}); return; }}",
+            in_box4(p, buf, idx),
+            V4_SITE_BASE + site
+        ));
+        p.line(format!(
+            "*reinterpret_cast<float4 *>({} + {}) = make_float4({});",
+            Printer::ptr_name(buf),
+            flat_offset(p, program, buf, idx),
+            vals.join(", ")
+        ));
+    }
+    p.truncate_scope(depth);
+    p.close();
+}
+
+fn scalar(t: VTy) -> &'static str {
+    match t {
+        VTy::F32 => "float",
+        VTy::F64 => "double",
+        VTy::Int => "long long",
+        VTy::Bool => "bool",
+    }
+}
+
+fn replace_loads(s: &mut Stmt, loads: &[(String, Vec<Expr>)], jname: &str) {
+    fn go(e: &mut Expr, loads: &[(String, Vec<Expr>)], jname: &str) {
+        if let Expr::Load { buf, idx } = e {
+            if let Some(n) = loads.iter().position(|(b, i)| b == buf && i == idx) {
+                *e = Expr::var(&format!("__vld{n}"));
+                return;
+            }
+        }
+        let _ = jname;
+        for c in e.children_mut() {
+            go(c, loads, jname);
+        }
+    }
+    match s {
+        Stmt::Let { value, .. } => go(value, loads, jname),
+        Stmt::Store { value, .. } => go(value, loads, jname),
+        _ => {}
+    }
+}
+
+/// True when `e` contains a reduction.
+fn has_reduce(e: &Expr) -> bool {
+    e.has_reduction()
+}
+
+fn row_reduction(p: &mut Printer, k: &Kernel) {
+    let row = &k.domain[0];
+    p.line(format!(
+        "const long long dl0 = {}, dn0 = {};",
+        p.size_expr(&row.lo),
+        extent(p, &row.lo, &row.hi)
+    ));
+    p.line("__shared__ double tile_smem[33];");
+    p.open("for (long long r = blockIdx.x; r < dn0; r += gridDim.x)");
+    let depth = p.scope_len();
+    let rv = Printer::var_name(&row.name);
+    p.line(format!("const long long {rv} = dl0 + r;"));
+    p.bind_loop(&row.name, &rv);
+    if block_shareable(&k.body) {
+        let mut red = 0;
+        for s in &k.body {
+            row_stmt(p, s, &mut red);
+        }
+    } else {
+        p.open("if (threadIdx.x == 0)");
+        p.vector_loops = false;
+        p.stmts(&k.body);
+        p.close();
+        p.line("__syncthreads();");
+    }
+    p.truncate_scope(depth);
+    p.close();
+}
+
+/// Whether a row's statements can be shared by the block: bindings with
+/// reductions that do not nest, single-variable inner loops whose
+/// iterations are independent, and plain stores.
+fn block_shareable(body: &[Stmt]) -> bool {
+    body.iter().all(|s| match s {
+        Stmt::Let { value, .. } => {
+            let mut nested = false;
+            value.walk(&mut |e| {
+                if let Expr::Reduce { body, lo, hi, .. } = e {
+                    nested |= has_reduce(body) || has_reduce(lo) || has_reduce(hi);
+                }
+            });
+            !nested
+        }
+        Stmt::For { vars, body, .. } => {
+            vars.len() == 1
+                && tile_emit::can_vectorize(&vars[0].name, body)
+                && body.iter().all(|t| {
+                    let mut ok = true;
+                    t.walk(&mut |u| ok &= !matches!(u, Stmt::For { .. }));
+                    ok
+                })
+        }
+        Stmt::Store { value, .. } => !has_reduce(value),
+        Stmt::If { .. } => false,
+    })
+}
+
+fn identity(op: ReduceOp, t: VTy) -> &'static str {
+    match (op, t) {
+        (ReduceOp::Sum, VTy::F32) => "0.0f",
+        (ReduceOp::Sum, VTy::F64) => "0.0",
+        (ReduceOp::Sum, _) => "0LL",
+        (ReduceOp::Max, VTy::F32) => "__int_as_float(0xff800000)",
+        (ReduceOp::Min, VTy::F32) => "__int_as_float(0x7f800000)",
+        (ReduceOp::Max, VTy::F64) => "__longlong_as_double(0xfff0000000000000LL)",
+        (ReduceOp::Min, VTy::F64) => "__longlong_as_double(0x7ff0000000000000LL)",
+        (ReduceOp::Max, _) => "(-9223372036854775807LL - 1)",
+        (ReduceOp::Min, _) => "9223372036854775807LL",
+    }
+}
+
+fn sfx(t: VTy) -> &'static str {
+    match t {
+        VTy::F32 => "f32",
+        VTy::F64 => "f64",
+        _ => "i64",
+    }
+}
+
+/// Replaces each reduction in `e` by a block-wide reduction bound to a
+/// fresh name.
+fn lower_reductions(p: &mut Printer, e: &mut Expr, red: &mut usize) {
+    if let Expr::Reduce {
+        op,
+        var,
+        lo,
+        hi,
+        body,
+    } = e
+    {
+        let (lo_c, _) = p.lower_as(lo, VTy::Int);
+        let (hi_c, _) = p.lower_as(hi, VTy::Int);
+        let bl = p.tmp("bnd");
+        let bh = p.tmp("bnd");
+        p.line(format!("const long long {bl} = {lo_c}, {bh} = {hi_c};"));
+        let t = p.value_type(body);
+        let acc = format!("red{}", *red);
+        *red += 1;
+        p.line(format!("{} {acc} = {};", scalar(t), identity(*op, t)));
+        let cv = Printer::var_name(var);
+        p.open(format!(
+            "for (long long {cv} = {bl} + threadIdx.x; {cv} < {bh}; {cv} += blockDim.x)"
+        ));
+        let depth = p.scope_len();
+        p.bind_loop(var, &cv);
+        let (b, _) = p.lower_as(body, t);
+        let combine = match op {
+            ReduceOp::Sum => format!("{acc} = {acc} + {b};"),
+            ReduceOp::Max => format!("{acc} = tile_max_{}({acc}, {b});", sfx(t)),
+            ReduceOp::Min => format!("{acc} = tile_min_{}({acc}, {b});", sfx(t)),
+        };
+        p.line(combine);
+        p.truncate_scope(depth);
+        p.close();
+        p.line(format!(
+            "{acc} = tile_block_{}_{}({acc}, tile_smem);",
+            op.name(),
+            sfx(t)
+        ));
+        p.bind_value(&acc, &acc, t);
+        *e = Expr::var(&acc);
+        return;
+    }
+    for c in e.children_mut() {
+        lower_reductions(p, c, red);
+    }
+}
+
+fn row_stmt(p: &mut Printer, s: &Stmt, red: &mut usize) {
+    p.set_line(s.span().line);
+    match s {
+        Stmt::Let { name, value, .. } => {
+            let mut v = value.clone();
+            lower_reductions(p, &mut v, red);
+            let (code, ty) = p.lower(&v);
+            let t = p.tmp("val");
+            p.line(format!("const {} {t} = {code}; /* {name} */", scalar(ty)));
+            p.bind_value(name, &t, ty);
+        }
+        Stmt::For { vars, body, .. } => {
+            let lv = &vars[0];
+            let (lo, _) = p.lower_as(&lv.lo, VTy::Int);
+            let (hi, _) = p.lower_as(&lv.hi, VTy::Int);
+            let cv = Printer::var_name(&lv.name);
+            p.open(format!(
+                "for (long long {cv} = ({lo}) + threadIdx.x; {cv} < ({hi}); {cv} += blockDim.x)"
+            ));
+            let depth = p.scope_len();
+            p.bind_loop(&lv.name, &cv);
+            p.stmts(body);
+            p.truncate_scope(depth);
+            p.close();
+            p.line("__syncthreads();");
+        }
+        Stmt::Store { .. } => {
+            p.open("if (threadIdx.x == 0)");
+            p.stmts(std::slice::from_ref(s));
+            p.close();
+            p.line("__syncthreads();");
+        }
+        Stmt::If { .. } => {}
+    }
+}

@@ -1,0 +1,377 @@
+//! Compiling a plan to a loaded module, and running it: argument checks,
+//! uploads, launches on the stream, the failure word, downloads.
+
+use crate::emit::{self, KernelInfo, V4_SITE_BASE};
+use crate::nvrtc::Nvrtc;
+use crate::runtime::{gpu, DeviceBuffer, Gpu};
+use crate::CudaError;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, OnceLock};
+use tile_ir::{Array, Sizes};
+use tile_plan::{Mapping, Plan};
+
+/// Options of the CUDA back end.
+#[derive(Clone, Debug)]
+pub struct CudaOptions {
+    /// Reuse compiled modules of the same source in this process
+    /// (`TILE_CACHE=0` disables).
+    pub cache: bool,
+    /// Threads per block of element-grid and row kernels.
+    pub block: u32,
+    /// Allow the 16-byte (`_v4`) entry points (`TILE_CUDA_V4=0` disables).
+    pub vec4: bool,
+}
+
+impl Default for CudaOptions {
+    fn default() -> Self {
+        CudaOptions {
+            cache: std::env::var("TILE_CACHE").map_or(true, |v| v != "0"),
+            block: 256,
+            vec4: std::env::var("TILE_CUDA_V4").map_or(true, |v| v != "0"),
+        }
+    }
+}
+
+/// The parameter block every kernel takes (mirrors `TileArgs` in the
+/// generated source).
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct TileArgs {
+    lo: i64,
+    hi: i64,
+    s: [i64; 16],
+    a: [u64; 32],
+    err: u64,
+}
+
+/// A plan compiled and loaded on the GPU.
+pub struct CudaModule {
+    gpu: Arc<Gpu>,
+    plan: Plan,
+    source: String,
+    hash: String,
+    kernels: Vec<KernelInfo>,
+    funcs: Vec<(crate::driver::Handle, Option<crate::driver::Handle>)>,
+    opts: CudaOptions,
+    nvrtc_version: String,
+}
+
+// SAFETY: function handles are plain driver handles, valid in the context
+// that every use makes current first.
+unsafe impl Send for CudaModule {}
+unsafe impl Sync for CudaModule {}
+
+fn nvrtc() -> Result<&'static Nvrtc, CudaError> {
+    static N: OnceLock<Result<Nvrtc, CudaError>> = OnceLock::new();
+    N.get_or_init(Nvrtc::load).as_ref().map_err(|e| e.clone())
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// CUBINs by (source hash, architecture).
+type CubinCache = HashMap<(String, u32), Arc<Vec<u8>>>;
+
+/// Compiles `plan` for the current GPU.
+pub fn compile(plan: &Plan, opts: &CudaOptions) -> Result<CudaModule, CudaError> {
+    let emitted = emit::emit(plan)?;
+    let gpu = gpu()?;
+    let nv = nvrtc()?;
+    let arch = (gpu.cc.0 * 10 + gpu.cc.1) as u32;
+    let hash = sha256_hex(emitted.source.as_bytes());
+    static CACHE: OnceLock<Mutex<CubinCache>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    let key = (hash.clone(), arch);
+    let cached = if opts.cache {
+        cache.lock().ok().and_then(|c| c.get(&key).cloned())
+    } else {
+        None
+    };
+    let cubin = match cached {
+        Some(c) => c,
+        None => {
+            let c = nv
+                .compile(
+                    &emitted.source,
+                    &format!("tile_{}.cu", plan.program.name),
+                    arch,
+                    &["--std=c++17".to_string()],
+                )
+                .map_err(|e| match e {
+                    CudaError::Compile { log, .. } => {
+                        let path = std::env::temp_dir().join(format!("tile-{}.cu", &hash[..16]));
+                        let saved = std::fs::write(&path, &emitted.source)
+                            .ok()
+                            .map(|_| path.display().to_string());
+                        CudaError::Compile {
+                            log,
+                            source_path: saved,
+                        }
+                    }
+                    e => e,
+                })?;
+            let c = Arc::new(c);
+            if opts.cache {
+                if let Ok(mut m) = cache.lock() {
+                    m.insert(key, c.clone());
+                }
+            }
+            c
+        }
+    };
+    let mut names = Vec::new();
+    for k in &emitted.kernels {
+        names.push(k.name.clone());
+        if k.v4.is_some() {
+            names.push(format!("{}_v4", k.name));
+        }
+    }
+    let (_module, handles) = gpu.load_module(&cubin, &names)?;
+    let mut funcs = Vec::new();
+    let mut it = handles.into_iter();
+    for k in &emitted.kernels {
+        let f = it
+            .next()
+            .ok_or_else(|| CudaError::Unsupported("missing kernel handle".into()))?;
+        let v = if k.v4.is_some() { it.next() } else { None };
+        funcs.push((f, v));
+    }
+    Ok(CudaModule {
+        gpu,
+        plan: plan.clone(),
+        source: emitted.source,
+        hash,
+        kernels: emitted.kernels,
+        funcs,
+        opts: opts.clone(),
+        nvrtc_version: nv.version(),
+    })
+}
+
+/// Arguments uploaded to the device, ready for repeated launches.
+pub struct Bound {
+    sizes: Sizes,
+    buffers: BTreeMap<String, DeviceBuffer>,
+    err: DeviceBuffer,
+}
+
+impl Bound {
+    /// The device buffer of a parameter.
+    pub fn buffer(&self, name: &str) -> Option<&DeviceBuffer> {
+        self.buffers.get(name)
+    }
+}
+
+impl CudaModule {
+    /// The generated CUDA C.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// sha256 of the source, hex.
+    pub fn source_hash(&self) -> &str {
+        &self.hash
+    }
+
+    /// The GPU this module is loaded on.
+    pub fn gpu(&self) -> &Arc<Gpu> {
+        &self.gpu
+    }
+
+    /// NVRTC's version.
+    pub fn nvrtc_version(&self) -> &str {
+        &self.nvrtc_version
+    }
+
+    /// Checks `arrays` against the program and uploads every parameter.
+    pub fn bind(
+        &self,
+        arrays: &BTreeMap<String, Array>,
+        explicit: &Sizes,
+    ) -> Result<Bound, CudaError> {
+        let sizes = tile_ir::args::bind_arrays(&self.plan.program, arrays, explicit)?;
+        let mut buffers = BTreeMap::new();
+        for p in &self.plan.program.params {
+            let a = &arrays[&p.name];
+            let b = self.gpu.alloc(a.as_bytes().len())?;
+            b.upload(a.as_bytes())?;
+            buffers.insert(p.name.clone(), b);
+        }
+        let err = self.gpu.alloc(4)?;
+        err.fill_u32(0)?;
+        Ok(Bound {
+            sizes,
+            buffers,
+            err,
+        })
+    }
+
+    /// Launches every kernel on the stream, in plan order (asynchronous).
+    pub fn launch(&self, b: &Bound) -> Result<(), CudaError> {
+        let program = &self.plan.program;
+        let symbols = program.size_symbols();
+        if symbols.len() > 16 {
+            return Err(CudaError::Unsupported(format!(
+                "{} size symbols (at most 16)",
+                symbols.len()
+            )));
+        }
+        let mut s = [0i64; 16];
+        for (i, sym) in symbols.iter().enumerate() {
+            s[i] = b.sizes[sym];
+        }
+        for (n, k) in self.plan.kernels.iter().enumerate() {
+            let params = k.params(program);
+            if params.len() > 32 {
+                return Err(CudaError::Unsupported(format!(
+                    "kernel {} has {} parameters (at most 32)",
+                    k.name,
+                    params.len()
+                )));
+            }
+            let mut a = [0u64; 32];
+            for (i, p) in params.iter().enumerate() {
+                a[i] = b.buffers[&p.name].ptr;
+            }
+            let args = TileArgs {
+                lo: 0,
+                hi: 0,
+                s,
+                a,
+                err: b.err.ptr,
+            };
+            let ext = |v: &tile_ir::LoopVar| -> i64 {
+                let lo = tile_ir::args::eval_int(&v.lo, &b.sizes).unwrap_or(0);
+                let hi = tile_ir::args::eval_int(&v.hi, &b.sizes).unwrap_or(0);
+                (hi - lo).max(0)
+            };
+            let block = self.opts.block.max(32);
+            let cap = (self.gpu.sm_count.max(1) as i64) * 32;
+            let (f, v4) = self.funcs[n];
+            match k.mapping {
+                Mapping::ElementGrid | Mapping::Split => {
+                    let total: i64 = k.domain.iter().map(ext).product();
+                    if total == 0 {
+                        continue;
+                    }
+                    let use_v4 = v4.is_some() && self.opts.vec4 && self.v4_aligned(n, k, &b.sizes);
+                    let (func, items) = match (use_v4, v4) {
+                        (true, Some(v)) => (v, total / 4),
+                        _ => (f, total),
+                    };
+                    let grid = ((items + block as i64 - 1) / block as i64).clamp(1, cap) as u32;
+                    self.gpu.launch(func, grid, block, &args)?;
+                }
+                Mapping::RowReduction => {
+                    let rows = ext(&k.domain[0]);
+                    if rows == 0 {
+                        continue;
+                    }
+                    let grid = rows.clamp(1, 1 << 20) as u32;
+                    self.gpu.launch(f, grid, block, &args)?;
+                }
+                Mapping::Serial => self.gpu.launch(f, 1, 1, &args)?,
+            }
+        }
+        Ok(())
+    }
+
+    fn v4_aligned(&self, n: usize, k: &tile_plan::Kernel, sizes: &Sizes) -> bool {
+        let Some(conds) = &self.kernels[n].v4 else {
+            return false;
+        };
+        let Some(last) = k.domain.last() else {
+            return false;
+        };
+        let ext = tile_ir::args::eval_int(&last.hi, sizes)
+            .zip(tile_ir::args::eval_int(&last.lo, sizes))
+            .map(|(h, l)| h - l);
+        if ext.is_none_or(|e| e % 4 != 0) {
+            return false;
+        }
+        conds.iter().all(|(first, row)| {
+            tile_ir::args::eval_int(first, sizes).is_some_and(|v| v.rem_euclid(4) == 0)
+                && row
+                    .as_ref()
+                    .is_none_or(|r| tile_ir::args::eval_int(r, sizes).is_some_and(|v| v % 4 == 0))
+        })
+    }
+
+    /// Waits for the launches and reports a failed bounds check.
+    pub fn finish(&self, b: &Bound) -> Result<(), CudaError> {
+        self.gpu.sync()?;
+        let mut word = [0u8; 4];
+        b.err.download(&mut word)?;
+        let site = i32::from_ne_bytes(word);
+        if site == 0 {
+            return Ok(());
+        }
+        b.err.fill_u32(0)?;
+        for (k, info) in self.kernels.iter().enumerate() {
+            let _ = k;
+            if site >= V4_SITE_BASE {
+                if let Some(buf) = info.v4_sites.get((site - V4_SITE_BASE - 1) as usize) {
+                    return Err(CudaError::OutOfBounds {
+                        kernel: info.name.clone(),
+                        what: "vector access".into(),
+                        buf: buf.clone(),
+                        line: 0,
+                    });
+                }
+            } else if let Some(s) = info.sites.get((site - 1) as usize) {
+                return Err(CudaError::OutOfBounds {
+                    kernel: info.name.clone(),
+                    what: s.what.to_string(),
+                    buf: s.buf.clone(),
+                    line: s.line,
+                });
+            }
+        }
+        Err(CudaError::OutOfBounds {
+            kernel: "?".into(),
+            what: format!("site {site}"),
+            buf: "?".into(),
+            line: 0,
+        })
+    }
+
+    /// Copies every out/inout parameter back into `arrays`.
+    pub fn download(
+        &self,
+        b: &Bound,
+        arrays: &mut BTreeMap<String, Array>,
+    ) -> Result<(), CudaError> {
+        for p in self
+            .plan
+            .program
+            .params
+            .iter()
+            .filter(|p| p.role.is_written())
+        {
+            if let Some(a) = arrays.get_mut(&p.name) {
+                let n = a.as_bytes().len();
+                // SAFETY: the array owns `n` bytes of plain old data.
+                let bytes = unsafe { std::slice::from_raw_parts_mut(a.as_mut_ptr(), n) };
+                b.buffers[&p.name].download(bytes)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks, uploads, runs every kernel, and downloads the results.
+    pub fn run(
+        &self,
+        arrays: &mut BTreeMap<String, Array>,
+        explicit: &Sizes,
+    ) -> Result<(), CudaError> {
+        let b = self.bind(arrays, explicit)?;
+        self.launch(&b)?;
+        self.finish(&b)?;
+        self.download(&b, arrays)
+    }
+}

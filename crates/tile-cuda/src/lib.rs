@@ -1,0 +1,85 @@
+//! Tile's CUDA back end: CUDA C printed from a plan through the shared
+//! C-family printer (`tile_emit::dialect::CUDA`), compiled at run time by
+//! NVRTC for the device's compute capability, loaded and launched through
+//! the driver API.
+//!
+//! Both libraries are loaded at run time (`libcuda.so.1`, `libnvrtc.so.13`
+//! or `.12`), so this crate builds and its tests run on machines without
+//! CUDA; there, [`emit_cuda`] still works and everything else returns a
+//! plain [`CudaError`] saying what is missing.
+//!
+//! ```
+//! let program = tile_ir::parse_program(
+//!     "program add(a: in f32[N], b: in f32[N], y: out f32[N]) { for i in 0..N { y[i] = a[i] + b[i] } }",
+//! ).unwrap();
+//! let plan = tile_plan::compile(&program, &tile_plan::Options::default()).unwrap();
+//! let source = tile_cuda::emit_cuda(&plan).unwrap();
+//! assert!(source.contains("extern \"C\" __global__ void tile_k0(const TileArgs a)"));
+//! ```
+#![deny(missing_docs)]
+
+pub mod driver;
+mod emit;
+mod launch;
+pub mod nvrtc;
+mod prelude;
+pub mod runtime;
+
+pub use launch::{compile, Bound, CudaModule, CudaOptions};
+pub use runtime::{gpu, DeviceBuffer, Gpu};
+
+/// Everything that can go wrong on the CUDA path.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum CudaError {
+    /// `libcuda` could not be loaded.
+    #[error("no CUDA driver: {0}")]
+    NoDriver(String),
+    /// The driver found no usable device.
+    #[error("no CUDA device: {0}")]
+    NoDevice(String),
+    /// NVRTC could not be loaded.
+    #[error("no NVRTC: {0}")]
+    NoNvrtc(String),
+    /// NVRTC rejected the generated source.
+    #[error("NVRTC could not compile the generated CUDA C{}:\n{log}", source_path.as_ref().map(|p| format!(" (saved to {p})")).unwrap_or_default())]
+    Compile {
+        /// NVRTC's log.
+        log: String,
+        /// Where the source was saved for inspection.
+        source_path: Option<String>,
+    },
+    /// A driver call failed.
+    #[error("CUDA driver call {call} failed with error {code}: {message}")]
+    Driver {
+        /// The call.
+        call: String,
+        /// The `CUresult`.
+        code: i32,
+        /// The driver's description.
+        message: String,
+    },
+    /// The arguments do not fit the program.
+    #[error(transparent)]
+    Args(#[from] tile_ir::ArgError),
+    /// A bounds check failed on the device.
+    #[error("kernel {kernel}: {what} out of bounds of `{buf}` (line {line})")]
+    OutOfBounds {
+        /// The kernel.
+        kernel: String,
+        /// `load`, `store` or `div`.
+        what: String,
+        /// The buffer.
+        buf: String,
+        /// The source line.
+        line: u32,
+    },
+    /// The program uses something this back end does not support.
+    #[error("unsupported on cuda: {0}")]
+    Unsupported(String),
+}
+
+/// The CUDA C source for `plan` (needs no GPU). Deterministic: the same
+/// plan gives the same bytes.
+pub fn emit_cuda(plan: &tile_plan::Plan) -> Result<String, CudaError> {
+    emit::emit(plan).map(|e| e.source)
+}

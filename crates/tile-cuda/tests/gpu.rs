@@ -1,0 +1,273 @@
+//! GPU tests: every fixture and random programs on CUDA against the FP64
+//! interpreter, the seed pairs against FP64 formulas, and argument errors.
+//! Without a GPU each test prints why it is skipped and returns.
+
+use proptest::prelude::*;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use tile_ir::{fixture, interp, Array, DType, Sizes};
+use tile_plan::{compile, Options};
+
+fn gpu_or_skip(test: &str) -> bool {
+    match tile_cuda::gpu() {
+        Ok(_) => true,
+        Err(e) => {
+            println!("SKIPPED {test}: {e}");
+            false
+        }
+    }
+}
+
+fn programs() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let root = std::env::var("TILE_SOURCE_ROOT")
+        .map(PathBuf::from)
+        .unwrap_or(root);
+    let mut out = Vec::new();
+    let mut dirs = vec![root.join("tests/programs"), root.join("examples")];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "tile") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn close(got: &Array, want: &Array, reductions: bool) -> Result<(), String> {
+    let (atol, rtol) = match (got.dtype(), reductions) {
+        (DType::F64, _) => (1e-12, 1e-12),
+        (_, true) => (1e-5, 1e-4),
+        _ => (2e-6, 2e-5),
+    };
+    for i in 0..got.len() {
+        let (g, w) = (got.get_f64(i), want.get_f64(i));
+        let ok = (g.is_nan() && w.is_nan()) || (g - w).abs() <= atol + rtol * w.abs();
+        if !ok {
+            return Err(format!("element {i}: got {g}, want {w}"));
+        }
+    }
+    Ok(())
+}
+
+fn check(
+    program: &tile_ir::Program,
+    sizes: &Sizes,
+    opts: &tile_cuda::CudaOptions,
+) -> Result<(), String> {
+    let Some(args) = fixture::arguments(program, sizes) else {
+        return Ok(());
+    };
+    let mut want = args.clone();
+    interp::interpret(program, &mut want, sizes).map_err(|e| e.to_string())?;
+    let mut reductions = false;
+    program.walk(&mut |s| s.walk_exprs(&mut |e| reductions |= e.has_reduction()));
+    for fusion in [true, false] {
+        let plan = compile(program, &Options { fusion }).map_err(|e| e.to_string())?;
+        let module = tile_cuda::compile(&plan, opts).map_err(|e| e.to_string())?;
+        let mut got = args.clone();
+        module.run(&mut got, sizes).map_err(|e| e.to_string())?;
+        for (name, w) in &want {
+            close(&got[name], w, reductions)
+                .map_err(|e| format!("`{name}` (fusion {fusion}, {sizes:?}): {e}"))?;
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn every_fixture_matches_the_interpreter() {
+    if !gpu_or_skip("every_fixture_matches_the_interpreter") {
+        return;
+    }
+    let mut failures = Vec::new();
+    let mut runs = 0;
+    for f in programs() {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let program = tile_ir::parse_program(&text).unwrap();
+        let mut all = fixture::run_lines(&text);
+        let symbols = program.size_symbols();
+        if symbols == ["M", "N"] {
+            for (m, n) in [(1, 1), (3, 1000), (5, 1001), (2, 4096)] {
+                all.push(Sizes::from([("M".into(), m), ("N".into(), n)]));
+            }
+        }
+        for sizes in all {
+            for vec4 in [true, false] {
+                runs += 1;
+                let opts = tile_cuda::CudaOptions {
+                    vec4,
+                    ..Default::default()
+                };
+                if let Err(e) = check(&program, &sizes, &opts) {
+                    failures.push(format!("{} (vec4 {vec4}): {e}", f.display()));
+                }
+            }
+        }
+    }
+    println!("{runs} fixture runs on the GPU");
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+fn pair(name: &str) -> tile_ir::Program {
+    let root = std::env::var("TILE_SOURCE_ROOT")
+        .map(PathBuf::from)
+        .unwrap_or(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."));
+    tile_ir::parse_program(
+        &std::fs::read_to_string(root.join(format!("examples/{name}.tile"))).unwrap(),
+    )
+    .unwrap()
+}
+
+fn formulas(name: &str, x: f64) -> (f64, f64) {
+    let c = (2.0 / std::f64::consts::PI).sqrt();
+    if name == "sigmoid_pair" {
+        let s = 1.0 / (1.0 + (-x).exp());
+        (s, s * (1.0 - s))
+    } else {
+        let t = (c * (x + 0.044715 * x * x * x)).tanh();
+        (
+            0.5 * x * (1.0 + t),
+            0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * c * (1.0 + 3.0 * 0.044715 * x * x),
+        )
+    }
+}
+
+#[test]
+fn pairs_match_fp64_formulas_everywhere() {
+    if !gpu_or_skip("pairs_match_fp64_formulas_everywhere") {
+        return;
+    }
+    let n = 100_000;
+    type Gen<'a> = Box<dyn Fn(usize) -> f64 + 'a>;
+    let ranges: [(&str, Gen); 3] = [
+        ("[-1, 1]", Box::new(|k| fixture::input_value(k, 0))),
+        (
+            "saturation",
+            Box::new(|k| {
+                let m = 5.0 + 15.0 * (k as f64 / n as f64);
+                if k % 2 == 0 {
+                    m
+                } else {
+                    -m
+                }
+            }),
+        ),
+        (
+            "near zero",
+            Box::new(|k| (fixture::input_value(k, 1)) * 1e-3),
+        ),
+    ];
+    for name in ["sigmoid_pair", "gelu_pair"] {
+        let program = pair(name);
+        let plan = compile(&program, &Options::default()).unwrap();
+        let module = tile_cuda::compile(&plan, &Default::default()).unwrap();
+        for (what, f) in &ranges {
+            let xs: Vec<f64> = (0..n).map(|k| f(k) as f32 as f64).collect();
+            let mut args = BTreeMap::from([
+                ("x".to_string(), Array::from_f64(DType::F32, &[1, n], &xs)),
+                (
+                    "value".to_string(),
+                    Array::from_f64(DType::F32, &[1, n], &vec![f64::NAN; n]),
+                ),
+                (
+                    "grad".to_string(),
+                    Array::from_f64(DType::F32, &[1, n], &vec![f64::NAN; n]),
+                ),
+            ]);
+            module.run(&mut args, &Sizes::new()).unwrap();
+            for (k, &x) in xs.iter().enumerate() {
+                let (v, g) = formulas(name, x);
+                for (out, want) in [("value", v), ("grad", g)] {
+                    let got = args[out].get_f64(k);
+                    assert!(
+                        (got - want).abs() <= 2e-6 + 2e-5 * want.abs(),
+                        "{name} {what}: {out}({x}) = {got}, want {want}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_arguments_fail_before_launch() {
+    if !gpu_or_skip("bad_arguments_fail_before_launch") {
+        return;
+    }
+    let plan = compile(&pair("sigmoid_pair"), &Options::default()).unwrap();
+    let module = tile_cuda::compile(&plan, &Default::default()).unwrap();
+    let mut args = BTreeMap::from([
+        ("x".to_string(), Array::zeros(DType::F32, &[2, 3])),
+        ("value".to_string(), Array::zeros(DType::F32, &[3, 2])),
+        ("grad".to_string(), Array::zeros(DType::F32, &[2, 3])),
+    ]);
+    let e = module
+        .run(&mut args, &Sizes::new())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("argument `value` has shape [3, 2]"), "{e}");
+    args.insert("value".into(), Array::zeros(DType::F64, &[2, 3]));
+    let e = module
+        .run(&mut args, &Sizes::new())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("dtype f64"), "{e}");
+}
+
+/// Random element-wise programs over two inputs.
+fn expr(depth: u32) -> BoxedStrategy<String> {
+    let leaf = prop_oneof![
+        Just("a[i, j]".to_string()),
+        Just("b[i, j]".to_string()),
+        Just("a[i, N - 1 - j]".to_string()),
+        (-20i32..20).prop_map(|k| format!("{:.2}", k as f64 / 8.0)),
+    ];
+    if depth == 0 {
+        return leaf.boxed();
+    }
+    let sub = expr(depth - 1);
+    prop_oneof![
+        2 => leaf,
+        3 => (sub.clone(), sub.clone(), prop_oneof![Just("+"), Just("-"), Just("*")]).prop_map(|(x, y, o)| format!("({x} {o} {y})")),
+        2 => (sub.clone(), prop_oneof![Just("exp"), Just("tanh"), Just("sigmoid"), Just("sin"), Just("cos"), Just("erf"), Just("abs"), Just("floor")]).prop_map(|(x, f)| format!("{f}({x} * 0.5)")),
+        1 => sub.clone().prop_map(|x| format!("log(abs({x}) + 0.5)")),
+        1 => sub.clone().prop_map(|x| format!("sqrt(abs({x}))")),
+        1 => (sub.clone(), sub.clone()).prop_map(|(x, y)| format!("max({x}, {y})")),
+        1 => (sub.clone(), sub.clone(), sub).prop_map(|(x, y, z)| format!("select({x} > {y}, {z}, {x})")),
+    ]
+    .boxed()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 40, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_programs_match_the_interpreter(
+        e1 in expr(3), e2 in expr(3), two in any::<bool>(),
+        m in prop_oneof![Just(0i64), Just(1), Just(3), Just(17)],
+        n in prop_oneof![Just(1i64), Just(3), Just(4), Just(127), Just(128), Just(1025)],
+    ) {
+        if !gpu_or_skip("random_programs_match_the_interpreter") {
+            return Ok(());
+        }
+        let second = if two { format!("\n    z[i, j] = {e2} + t") } else { String::new() };
+        let text = format!(
+            "program r(a: in f32[M, N], b: in f32[M, N], y: out f32[M, N], z: out f32[M, N]) {{\n  for i in 0..M, j in 0..N {{\n    t = {e1}\n    y[i, j] = t * 2.0{second}\n  }}\n}}"
+        );
+        let program = tile_ir::parse_program(&text).unwrap();
+        let sizes = Sizes::from([("M".into(), m), ("N".into(), n)]);
+        let r = check(&program, &sizes, &Default::default());
+        prop_assert!(r.is_ok(), "{}\n{text}", r.unwrap_err());
+    }
+}

@@ -1,0 +1,538 @@
+//! Statements, loops and reductions.
+//!
+//! A loop level (a kernel's slice of the innermost domain variable, an
+//! inner `for`, a reduction) prints its entry bounds check, then either a
+//! vector loop of `lanes` iterations at a time followed by a scalar tail,
+//! or a scalar loop. Reductions keep vector partial results (sums of `f32`
+//! accumulate in `f64`), combine the lanes, then finish on the tail.
+//! Inside vector code, a reduction whose body varies across lanes runs its
+//! own variable as a scalar loop with one accumulator per lane; one whose
+//! bounds vary runs lane by lane.
+
+use crate::printer::{Bind, Kind, Mask, Printer, VTy, Val, VecCtx};
+use tile_ir::{Expr, LoopVar, ReduceOp, Stmt};
+
+impl Printer<'_> {
+    /// Prints `stmts` in the current mode; their bindings end with them.
+    pub fn stmts(&mut self, stmts: &[Stmt]) {
+        let depth = self.scope_len();
+        for s in stmts {
+            self.stmt(s);
+        }
+        self.truncate_scope(depth);
+    }
+
+    fn stmt(&mut self, s: &Stmt) {
+        self.set_line(s.span().line);
+        match s {
+            Stmt::Let { name, value, .. } => {
+                let want = match self.ty(value) {
+                    crate::lower_expr::Ty::Known(t) => Some(t),
+                    _ => None,
+                };
+                let v = self.expr(value, want);
+                let t = self.tmp("val");
+                let ty = self.type_of(&v);
+                self.line(format!("const {ty} {t} = {}; /* {name} */", v.code));
+                self.scope.push(Bind {
+                    name: name.clone(),
+                    code: t,
+                    ty: v.ty,
+                    vary: v.vary,
+                    mw: v.mw,
+                    kind: Kind::Value,
+                });
+            }
+            Stmt::Store {
+                buf, idx, value, ..
+            } => self.store(s, buf, idx, value),
+            Stmt::If {
+                cond, then, els, ..
+            } => self.if_stmt(cond, then, els),
+            Stmt::For { vars, body, .. } => {
+                if self.vec.is_some() {
+                    self.error("a `for` loop inside vectorised code".to_string());
+                    return;
+                }
+                self.nest(vars, body);
+            }
+        }
+    }
+
+    fn if_stmt(&mut self, cond: &Expr, then: &[Stmt], els: &[Stmt]) {
+        let c = self.expr(cond, Some(VTy::Bool));
+        if !c.vary {
+            self.open(format!("if ({})", c.code));
+            self.stmts(then);
+            self.close();
+            if !els.is_empty() {
+                self.open("else");
+                self.stmts(els);
+                self.close();
+            }
+            return;
+        }
+        let outer = self.mask.clone();
+        let mw = outer.as_ref().map_or(c.mw, |m| m.mw);
+        let c = self.mask_width(c, mw);
+        let c = self.materialize(c, "msk");
+        let any = self.helper(format!("tile_any_vm{mw}"));
+        for (branch, negate) in [(then, false), (els, true)] {
+            if branch.is_empty() {
+                continue;
+            }
+            let cc = if negate {
+                format!("~{}", c.code)
+            } else {
+                c.code.clone()
+            };
+            let m = self.tmp("msk");
+            let mt = self.vector_type(VTy::Bool, mw);
+            match &outer {
+                Some(o) => self.line(format!("const {mt} {m} = {} & {cc};", o.code)),
+                None => self.line(format!("const {mt} {m} = {cc};")),
+            }
+            self.open(format!("if ({any}({m}))"));
+            self.mask = Some(Mask { code: m, mw });
+            self.stmts(branch);
+            self.mask = outer.clone();
+            self.close();
+        }
+    }
+
+    /// A `for` nest in scalar code: outer variables as scalar loops, the
+    /// innermost as a loop level (vectorised where that keeps the meaning).
+    fn nest(&mut self, vars: &[LoopVar], body: &[Stmt]) {
+        let Some((lv, rest)) = vars.split_first() else {
+            self.stmts(body);
+            return;
+        };
+        self.open("");
+        let lo = self.expr(&lv.lo, Some(VTy::Int));
+        let hi = self.expr(&lv.hi, Some(VTy::Int));
+        let blo = self.tmp("bnd");
+        let bhi = self.tmp("bnd");
+        self.line(format!(
+            "const {t} {blo} = {}, {bhi} = {};",
+            lo.code,
+            hi.code,
+            t = self.d.int
+        ));
+        if rest.is_empty() {
+            let vectorize = self.vector_loops && can_vectorize(&lv.name, body);
+            self.loop_level(&lv.name, &blo, &bhi, body, vectorize);
+        } else {
+            let cv = Printer::var_name(&lv.name);
+            self.open(format!(
+                "for ({t} {cv} = {blo}; {cv} < {bhi}; {cv}++)",
+                t = self.d.int
+            ));
+            let depth = self.scope_len();
+            self.bind_loop(&lv.name, &cv);
+            self.nest(rest, body);
+            self.truncate_scope(depth);
+            self.close();
+        }
+        self.close();
+    }
+
+    /// One loop level over `var in lo..hi` (`lo`, `hi`: C code evaluated
+    /// once): the entry check, then a vector loop and a scalar tail, or a
+    /// scalar loop.
+    pub fn loop_level(&mut self, var: &str, lo: &str, hi: &str, body: &[Stmt], vectorize: bool) {
+        let cv = Printer::var_name(var);
+        let int = self.d.int;
+        self.open("");
+        self.precheck(Some((var, lo, hi)), body, &[]);
+        if vectorize && self.d.vector.is_some() && self.vec.is_none() {
+            let l = self.lanes();
+            self.line(format!("{int} {cv} = {lo};"));
+            self.open(format!("for (; {cv} + {l} <= {hi}; {cv} += {l})"));
+            self.enter_vector(var, &cv);
+            self.stmts(body);
+            self.leave_vector();
+            self.close();
+            self.open(format!("for (; {cv} < {hi}; {cv}++)"));
+        } else {
+            self.open(format!("for ({int} {cv} = {lo}; {cv} < {hi}; {cv}++)"));
+        }
+        let depth = self.scope_len();
+        self.bind_loop(var, &cv);
+        self.stmts(body);
+        self.truncate_scope(depth);
+        self.close();
+        self.end_level();
+        self.close();
+    }
+
+    /// Makes `var` the vectorised variable, lane 0 held in `cv`.
+    fn enter_vector(&mut self, var: &str, cv: &str) {
+        let splat = self.helper("tile_splat_vi64".to_string());
+        let iota = self.helper("tile_iota_vi64".to_string());
+        self.scope.push(Bind {
+            name: var.to_string(),
+            code: format!("({splat}({cv}) + {iota}())"),
+            ty: VTy::Int,
+            vary: true,
+            mw: 0,
+            kind: Kind::Loop,
+        });
+        self.vec = Some(VecCtx {
+            var: var.to_string(),
+            base: cv.to_string(),
+        });
+    }
+
+    fn leave_vector(&mut self) {
+        self.vec = None;
+        self.scope.pop();
+    }
+
+    // ---- reductions ----
+
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn reduce(
+        &mut self,
+        node: &Expr,
+        op: ReduceOp,
+        var: &str,
+        lo: &Expr,
+        hi: &Expr,
+        body: &Expr,
+        want: Option<VTy>,
+    ) -> Val {
+        let t = self.resolve(self.ty(node), want);
+        if t == VTy::Bool {
+            self.error(format!("`{}` of booleans", op.name()));
+            return Val::lit("0".to_string(), VTy::Int);
+        }
+        if self.vary(lo) || self.vary(hi) {
+            return self.per_lane(node, t);
+        }
+        if self.vec.is_some() && self.vary_without(body, var) {
+            return self.reduce_lanes(op, var, lo, hi, body, t);
+        }
+        // Uniform: vectorise over the reduction's own variable.
+        let saved_vec = self.vec.take();
+        let saved_mask = self.mask.take();
+        let r = self.reduce_own(op, var, lo, hi, body, t);
+        self.vec = saved_vec;
+        self.mask = saved_mask;
+        r
+    }
+
+    /// Accumulator type of a reduction producing `t`.
+    fn acc_type(op: ReduceOp, t: VTy) -> VTy {
+        if op == ReduceOp::Sum && t == VTy::F32 {
+            VTy::F64
+        } else {
+            t
+        }
+    }
+
+    /// Initial accumulator (as a scalar literal of `at`).
+    fn acc_init(&self, op: ReduceOp, at: VTy) -> String {
+        match (op, at) {
+            (ReduceOp::Sum, VTy::Int) => "0".to_string(),
+            (ReduceOp::Sum, _) => self.float_lit(0.0, at),
+            // NaN: IEEE max/min return the other operand, so the first
+            // element replaces it (and an all-NaN range stays NaN, as in
+            // the interpreter).
+            (_, VTy::F32) => self.d.f32_nan.to_string(),
+            (_, VTy::F64) => self.d.f64_nan.to_string(),
+            (ReduceOp::Max, _) => "INT64_MIN".to_string(),
+            (ReduceOp::Min, _) => "INT64_MAX".to_string(),
+        }
+    }
+
+    /// The value of an empty range.
+    fn empty_value(&self, op: ReduceOp, t: VTy) -> String {
+        match (op, t) {
+            (ReduceOp::Sum, VTy::Int) => "0".to_string(),
+            (ReduceOp::Sum, _) => self.float_lit(0.0, t),
+            (ReduceOp::Max, VTy::Int) => "INT64_MIN".to_string(),
+            (ReduceOp::Min, VTy::Int) => "INT64_MAX".to_string(),
+            (ReduceOp::Max, _) => self.float_lit(f64::NEG_INFINITY, t),
+            (ReduceOp::Min, _) => self.float_lit(f64::INFINITY, t),
+        }
+    }
+
+    /// `acc op= v` (both of accumulator type, same shape).
+    fn combine(&mut self, op: ReduceOp, acc: &str, v: &str, at: VTy, vary: bool) -> String {
+        match op {
+            ReduceOp::Sum => format!("{acc} = {acc} + {v};"),
+            ReduceOp::Max | ReduceOp::Min => {
+                let f = if op == ReduceOp::Max { "max" } else { "min" };
+                let h = self.helper(format!("tile_{f}_{}", Printer::suffix(at, vary, 0)));
+                format!("{acc} = {h}({acc}, {v});")
+            }
+        }
+    }
+
+    /// Converts a body value to the accumulator type (same shape).
+    fn acc_value(&mut self, v: Val, at: VTy) -> String {
+        if v.ty == at {
+            return v.code;
+        }
+        self.cast(
+            v,
+            match at {
+                VTy::F64 => tile_ir::DType::F64,
+                VTy::F32 => tile_ir::DType::F32,
+                _ => tile_ir::DType::I32,
+            },
+        )
+        .code
+    }
+
+    /// A reduction whose body and bounds are uniform: vectorised over its
+    /// own variable (scalar context on entry).
+    fn reduce_own(
+        &mut self,
+        op: ReduceOp,
+        var: &str,
+        lo: &Expr,
+        hi: &Expr,
+        body: &Expr,
+        t: VTy,
+    ) -> Val {
+        let at = Printer::acc_type(op, t);
+        let int = self.d.int;
+        let red = self.tmp("red");
+        let st = self.scalar_type(t);
+        self.line(format!("{st} {red};"));
+        self.open("");
+        let lo_v = self.expr(lo, Some(VTy::Int));
+        let hi_v = self.expr(hi, Some(VTy::Int));
+        let blo = self.tmp("bnd");
+        let bhi = self.tmp("bnd");
+        self.line(format!(
+            "const {int} {blo} = {}, {bhi} = {};",
+            lo_v.code, hi_v.code
+        ));
+        self.precheck(Some((var, &blo, &bhi)), &[], &[body]);
+        let cv = Printer::var_name(var);
+        let acc = self.tmp("acc");
+        let ast = self.scalar_type(at);
+        let init = self.acc_init(op, at);
+        if self.d.vector.is_some() {
+            let l = self.lanes();
+            let vacc = self.tmp("acc");
+            let avt = self.vector_type(at, 0);
+            let splat = self.helper(format!("tile_splat_{}", Printer::suffix(at, true, 0)));
+            self.line(format!("{avt} {vacc} = {splat}({init});"));
+            self.line(format!("{int} {cv} = {blo};"));
+            self.open(format!("for (; {cv} + {l} <= {bhi}; {cv} += {l})"));
+            self.enter_vector(var, &cv);
+            let b = self.expr(body, Some(t));
+            let b = self.splat_if_uniform(b);
+            let b = self.acc_value(b, at);
+            let c = self.combine(op, &vacc, &b, at, true);
+            self.line(c);
+            self.leave_vector();
+            self.close();
+            let hname = match op {
+                ReduceOp::Sum => "hsum",
+                ReduceOp::Max => "hmax",
+                ReduceOp::Min => "hmin",
+            };
+            let h = self.helper(format!("tile_{hname}_{}", Printer::suffix(at, true, 0)));
+            self.line(format!("{ast} {acc} = {h}({vacc});"));
+            self.open(format!("for (; {cv} < {bhi}; {cv}++)"));
+        } else {
+            self.line(format!("{ast} {acc} = {init};"));
+            self.open(format!("for ({int} {cv} = {blo}; {cv} < {bhi}; {cv}++)"));
+        }
+        let depth = self.scope_len();
+        self.bind_loop(var, &cv);
+        let b = self.expr(body, Some(t));
+        let b = self.acc_value(b, at);
+        let c = self.combine(op, &acc, &b, at, false);
+        self.line(c);
+        self.truncate_scope(depth);
+        self.close();
+        self.end_level();
+        let fin = if at == t {
+            acc.clone()
+        } else {
+            format!("(({st}){acc})")
+        };
+        if op == ReduceOp::Sum {
+            self.line(format!("{red} = {fin};"));
+        } else {
+            let e = self.empty_value(op, t);
+            self.line(format!("{red} = {bhi} > {blo} ? {fin} : {e};"));
+        }
+        self.close();
+        Val::uni(red, t)
+    }
+
+    /// A reduction inside vector code whose body varies across lanes: its
+    /// variable runs as a scalar loop, one accumulator per lane.
+    fn reduce_lanes(
+        &mut self,
+        op: ReduceOp,
+        var: &str,
+        lo: &Expr,
+        hi: &Expr,
+        body: &Expr,
+        t: VTy,
+    ) -> Val {
+        let at = Printer::acc_type(op, t);
+        let int = self.d.int;
+        let red = self.tmp("red");
+        let vt = self.vector_type(t, 0);
+        self.line(format!("{vt} {red};"));
+        self.open("");
+        let lo_v = self.expr(lo, Some(VTy::Int));
+        let hi_v = self.expr(hi, Some(VTy::Int));
+        let blo = self.tmp("bnd");
+        let bhi = self.tmp("bnd");
+        self.line(format!(
+            "const {int} {blo} = {}, {bhi} = {};",
+            lo_v.code, hi_v.code
+        ));
+        self.precheck(Some((var, &blo, &bhi)), &[], &[body]);
+        let cv = Printer::var_name(var);
+        let acc = self.tmp("acc");
+        let avt = self.vector_type(at, 0);
+        let init = self.acc_init(op, at);
+        let splat = self.helper(format!("tile_splat_{}", Printer::suffix(at, true, 0)));
+        self.line(format!("{avt} {acc} = {splat}({init});"));
+        self.open(format!("for ({int} {cv} = {blo}; {cv} < {bhi}; {cv}++)"));
+        let depth = self.scope_len();
+        self.bind_loop(var, &cv);
+        let b = self.expr(body, Some(t));
+        let b = self.splat_if_uniform(b);
+        let b = self.acc_value(b, at);
+        let c = self.combine(op, &acc, &b, at, true);
+        self.line(c);
+        self.truncate_scope(depth);
+        self.close();
+        self.end_level();
+        let fin = if at == t {
+            acc.clone()
+        } else {
+            self.d.convert.replace("{x}", &acc).replace("{t}", vt)
+        };
+        if op == ReduceOp::Sum {
+            self.line(format!("{red} = {fin};"));
+        } else {
+            let e = self.empty_value(op, t);
+            let splat_t = self.helper(format!("tile_splat_{}", Printer::suffix(t, true, 0)));
+            self.line(format!("{red} = {bhi} > {blo} ? {fin} : {splat_t}({e});"));
+        }
+        self.close();
+        Val::vec(red, t, 0)
+    }
+
+    /// Evaluates `e` lane by lane in scalar code (the fallback for values
+    /// the vector forms do not cover, such as reductions whose bounds vary
+    /// across lanes).
+    fn per_lane(&mut self, e: &Expr, t: VTy) -> Val {
+        let l = self.lanes();
+        let r = self.tmp("red");
+        let mw = if t == VTy::Bool { self.mw_default } else { 0 };
+        let vt = self.vector_type(t, mw);
+        self.line(format!("{vt} {r};"));
+        let ln = self.tmp("ln");
+        self.open(format!("for (int {ln} = 0; {ln} < {l}; {ln}++)"));
+        if let Some(m) = &self.mask {
+            let m = m.code.clone();
+            self.line(format!("if (!{m}[{ln}]) {{ {r}[{ln}] = 0; continue; }}"));
+        }
+        let depth = self.scope_len();
+        let shadows: Vec<Bind> = self
+            .scope
+            .iter()
+            .filter(|b| b.vary)
+            .map(|b| {
+                let code = if self.vec.as_ref().is_some_and(|v| v.var == b.name) {
+                    format!("({} + {ln})", self.vec.as_ref().map_or("", |v| &v.base))
+                } else if b.ty == VTy::Bool {
+                    format!("({}[{ln}] != 0)", b.code)
+                } else {
+                    format!("{}[{ln}]", b.code)
+                };
+                Bind {
+                    code,
+                    vary: false,
+                    mw: 0,
+                    ..b.clone()
+                }
+            })
+            .collect();
+        self.scope.extend(shadows);
+        let saved_vec = self.vec.take();
+        let saved_mask = self.mask.take();
+        let v = self.expr(e, Some(t));
+        self.vec = saved_vec;
+        self.mask = saved_mask;
+        self.truncate_scope(depth);
+        if t == VTy::Bool {
+            self.line(format!("{r}[{ln}] = -({});", v.code));
+        } else {
+            self.line(format!("{r}[{ln}] = {};", v.code));
+        }
+        self.close();
+        Val::vec(r, t, mw)
+    }
+}
+
+/// Can the iterations of an innermost `for` over `var` run as vector lanes
+/// without changing what the loop computes? Yes when the body has no inner
+/// loop and every buffer it writes is read and written only at one index,
+/// which moves with `var` (so iterations touch disjoint elements).
+/// Distinct parameters never overlap (the runtime checks it).
+pub fn can_vectorize(var: &str, body: &[Stmt]) -> bool {
+    let mut ok = true;
+    let mut stores: Vec<(String, Vec<Expr>)> = Vec::new();
+    for s in body {
+        s.walk(&mut |t| match t {
+            Stmt::For { .. } => ok = false,
+            Stmt::Store { buf, idx, .. } => stores.push((buf.clone(), idx.clone())),
+            _ => {}
+        });
+    }
+    if !ok {
+        return false;
+    }
+    let mut bound: Vec<String> = Vec::new();
+    for s in body {
+        s.walk(&mut |t| {
+            if let Stmt::Let { name, .. } = t {
+                bound.push(name.clone());
+            }
+        });
+    }
+    for (buf, idx) in &stores {
+        // Injective in `var`: some dimension is `a * var + c` (a != 0) with
+        // `c` fixed over the loop (no name bound inside the body).
+        let moves = idx.iter().any(|e| {
+            tile_plan::affine::Affine::of(e)
+                .is_some_and(|a| a.coeff(var) != 0 && a.terms.keys().all(|n| !bound.contains(n)))
+        });
+        if !moves {
+            return false;
+        }
+        let mut same = true;
+        for s in body {
+            s.walk(&mut |t| {
+                if let Stmt::Store { buf: b, idx: i, .. } = t {
+                    same &= b != buf || i == idx;
+                }
+            });
+            s.walk_exprs(&mut |e| {
+                e.walk(&mut |x| {
+                    if let Expr::Load { buf: b, idx: i } = x {
+                        same &= b != buf || i == idx;
+                    }
+                })
+            });
+        }
+        if !same {
+            return false;
+        }
+    }
+    true
+}

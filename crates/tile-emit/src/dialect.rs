@@ -1,0 +1,134 @@
+//! Dialects as data: how one C-like target spells types, literals,
+//! qualifiers, vectors and math functions.
+//!
+//! The printer never tests which target it prints for; everything that
+//! differs between C for CPUs, CUDA C and (later) Metal is a field here.
+//! A target adds a thin layer on top (the kernel skeleton and the helper
+//! library its names refer to).
+
+/// Spelling of one C-like dialect.
+#[derive(Clone, Debug)]
+pub struct Dialect {
+    /// A short name, for messages.
+    pub name: &'static str,
+    /// Scalar value type of `f32` values.
+    pub f32: &'static str,
+    /// Scalar value type of `f64` values.
+    pub f64: &'static str,
+    /// Scalar value type of integers (`i32` in the IR, held in 64 bits so
+    /// that index arithmetic cannot overflow where the interpreter's does not).
+    pub int: &'static str,
+    /// Scalar value type of booleans.
+    pub bool_: &'static str,
+    /// Storage element type of `i32` buffers.
+    pub store_i32: &'static str,
+    /// Storage element type of `bool` buffers (one byte, 0 or 1).
+    pub store_bool: &'static str,
+    /// Suffix of `f32` literals (`1.5f`).
+    pub f32_suffix: &'static str,
+    /// Suffix of `f64` literals.
+    pub f64_suffix: &'static str,
+    /// `f32` infinity and quiet NaN.
+    pub f32_inf: &'static str,
+    /// See [`Dialect::f32_inf`].
+    pub f32_nan: &'static str,
+    /// `f64` infinity and quiet NaN.
+    pub f64_inf: &'static str,
+    /// See [`Dialect::f64_inf`].
+    pub f64_nan: &'static str,
+    /// The no-alias pointer qualifier.
+    pub restrict: &'static str,
+    /// Qualifiers before a kernel's return type.
+    pub kernel_qualifier: &'static str,
+    /// Qualifiers before a helper function.
+    pub helper_qualifier: &'static str,
+    /// The global work-item index, where the hardware numbers work items
+    /// (`None`: the kernel loops over a `[lo, hi)` slice it is given).
+    pub work_item: Option<&'static str>,
+    /// Explicit vectors, where the target has them.
+    pub vector: Option<VectorSpelling>,
+    /// Helper-name pattern for a math function on scalars: `{f}` is the
+    /// function (`exp`), `{t}` the type suffix (`f32`).
+    pub math_scalar: &'static str,
+    /// Helper-name pattern for a math function on vectors (`{t}` is `vf32`).
+    pub math_vector: &'static str,
+    /// Converts a value to another element type (vectors), as a call
+    /// pattern: `{x}` the value, `{t}` the target type.
+    pub convert: &'static str,
+}
+
+/// How a dialect spells explicit vectors of the kernel's lane count.
+#[derive(Clone, Debug)]
+pub struct VectorSpelling {
+    /// The lane count, as an expression of the generated source (a macro
+    /// decided by the target compiler's predefined macros).
+    pub lanes: &'static str,
+    /// Vector of `f32` values.
+    pub f32: &'static str,
+    /// Vector of `f64` values.
+    pub f64: &'static str,
+    /// Vector of integers (64-bit lanes).
+    pub int: &'static str,
+    /// Mask with 32-bit lanes (all ones or zero), from `f32` comparisons.
+    pub mask4: &'static str,
+    /// Mask with 64-bit lanes, from `f64` and integer comparisons.
+    pub mask8: &'static str,
+}
+
+/// C for CPUs: GCC/Clang vector extensions, helpers named `tile_*`.
+pub const C: Dialect = Dialect {
+    name: "c",
+    f32: "float",
+    f64: "double",
+    int: "int64_t",
+    bool_: "bool",
+    store_i32: "int32_t",
+    store_bool: "uint8_t",
+    f32_suffix: "f",
+    f64_suffix: "",
+    f32_inf: "__builtin_inff()",
+    f32_nan: "__builtin_nanf(\"\")",
+    f64_inf: "__builtin_inf()",
+    f64_nan: "__builtin_nan(\"\")",
+    restrict: "restrict",
+    kernel_qualifier: "",
+    helper_qualifier: "static inline",
+    work_item: None,
+    vector: Some(VectorSpelling {
+        lanes: "TILE_L",
+        f32: "tile_vf32",
+        f64: "tile_vf64",
+        int: "tile_vi64",
+        mask4: "tile_vm4",
+        mask8: "tile_vm8",
+    }),
+    math_scalar: "tile_{f}_{t}",
+    math_vector: "tile_{f}_{t}",
+    convert: "__builtin_convertvector({x}, {t})",
+};
+
+/// CUDA C: one work item per thread, scalar code, device helpers. Not used
+/// by a back end yet; it shows what a second dialect changes.
+pub const CUDA: Dialect = Dialect {
+    name: "cuda",
+    f32: "float",
+    f64: "double",
+    int: "long long",
+    bool_: "bool",
+    store_i32: "int",
+    store_bool: "unsigned char",
+    f32_suffix: "f",
+    f64_suffix: "",
+    f32_inf: "__int_as_float(0x7f800000)",
+    f32_nan: "__int_as_float(0x7fc00000)",
+    f64_inf: "__longlong_as_double(0x7ff0000000000000LL)",
+    f64_nan: "__longlong_as_double(0x7ff8000000000000LL)",
+    restrict: "__restrict__",
+    kernel_qualifier: "extern \"C\" __global__",
+    helper_qualifier: "static __device__ __forceinline__",
+    work_item: Some("((long long)blockIdx.x * blockDim.x + threadIdx.x)"),
+    vector: None,
+    math_scalar: "tile_{f}_{t}",
+    math_vector: "tile_{f}_{t}",
+    convert: "({t})({x})",
+};
