@@ -144,6 +144,8 @@ pub fn bench(args: &BenchArgs) -> Result<PathBuf, String> {
     }
 
     let mut rows: Vec<Value> = Vec::new();
+    // Phases a peer cannot measure (no device clock), by framework.
+    let mut omitted: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut artifacts = json!(null);
     let total: usize = order.iter().map(|r| r.sequence.len()).sum();
     let mut done = 0;
@@ -177,6 +179,12 @@ pub fn bench(args: &BenchArgs) -> Result<PathBuf, String> {
                     case.atol,
                     case.rtol,
                 )?;
+                for (p, _) in resp["omitted_phases"].as_object().into_iter().flatten() {
+                    let list = omitted.entry(entry.clone()).or_default();
+                    if !list.contains(p) {
+                        list.push(p.clone());
+                    }
+                }
                 rows.extend(peer_rows(&base, entry, &resp, &ph));
                 continue;
             }
@@ -234,6 +242,7 @@ pub fn bench(args: &BenchArgs) -> Result<PathBuf, String> {
         "peers": Value::Object(peer_info),
         "protocol": args.protocol,
         "phases": ph,
+        "omitted_phases": omitted,
         "cases": case_names,
         "groups": groups,
         "frameworks": frameworks,

@@ -241,19 +241,29 @@ fn element_grid(p: &mut Printer, k: &Kernel) {
     }
     domain_prologue(p, k);
     let last = k.domain.len() - 1;
-    let total: Vec<String> = (0..=last).map(|d| format!("dn{d}")).collect();
-    p.line(format!("const long long total = {};", total.join(" * ")));
-    p.open("for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < total; t += (long long)gridDim.x * blockDim.x)");
+    let jname = k.domain[last].name.clone();
+    grid_loops(p, k, &format!("dn{last}"), |p, c| {
+        let jv = Printer::var_name(&jname);
+        p.line(format!("const long long {jv} = dl{last} + {c};"));
+        p.bind_loop(&jname, &jv);
+        p.stmts(&k.body);
+    });
+}
+
+/// The work loops of element kernels: rows (every domain variable but the
+/// innermost, flattened) over the grid's y dimension, `cols` work items of
+/// the innermost variable over x; no division in the inner loop.
+fn grid_loops(p: &mut Printer, k: &Kernel, cols: &str, body: impl FnOnce(&mut Printer, &str)) {
+    let last = k.domain.len() - 1;
+    let rows: Vec<String> = (0..last).map(|d| format!("dn{d}")).collect();
+    let rows = if rows.is_empty() { "1".to_string() } else { rows.join(" * ") };
+    p.line(format!("const long long rows = {rows}, cols = {cols};"));
+    p.open("for (long long r = blockIdx.y; r < rows; r += gridDim.y)");
     let depth = p.scope_len();
-    let jv = Printer::var_name(&k.domain[last].name);
-    if last == 0 {
-        p.line(format!("const long long {jv} = dl0 + t;"));
-    } else {
-        p.line(format!("const long long {jv} = dl{last} + t % dn{last};"));
-        bind_outer(p, k, &format!("t / dn{last}"));
-    }
-    p.bind_loop(&k.domain[last].name, &jv);
-    p.stmts(&k.body);
+    bind_outer(p, k, "r");
+    p.open("for (long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x; c < cols; c += (long long)gridDim.x * blockDim.x)");
+    body(p, "c");
+    p.close();
     p.truncate_scope(depth);
     p.close();
 }
@@ -433,17 +443,15 @@ fn element_grid_v4(p: &mut Printer, program: &Program, k: &Kernel) {
     domain_prologue(p, k);
     let last = k.domain.len() - 1;
     let jname = k.domain[last].name.clone();
-    let mut total: Vec<String> = (0..last).map(|d| format!("dn{d}")).collect();
-    total.push(format!("(dn{last} / 4)"));
-    p.line(format!("const long long quads = dn{last} / 4;"));
-    p.line(format!("const long long total = {};", total.join(" * ")));
-    p.open("for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < total; t += (long long)gridDim.x * blockDim.x)");
-    let depth = p.scope_len();
+    grid_loops(p, k, &format!("(dn{last} / 4)"), |p, c| v4_body(p, program, k, &jname, c));
+}
+
+fn v4_body(p: &mut Printer, program: &Program, k: &Kernel, jname: &str, c: &str) {
+    let jname = jname.to_string();
+    let last = k.domain.len() - 1;
     let jv = Printer::var_name(&jname);
-    p.line(format!(
-        "const long long {jv} = dl{last} + (t % quads) * 4;"
-    ));
-    bind_outer(p, k, "t / quads");
+    p.line(format!("const long long {jv} = dl{last} + {c} * 4;"));
+    let depth = p.scope_len();
     // Vector loads of every contiguous access, first.
     let mut loads: Vec<(String, Vec<Expr>)> = Vec::new();
     for s in &k.body {
@@ -525,7 +533,6 @@ fn element_grid_v4(p: &mut Printer, program: &Program, k: &Kernel) {
         ));
     }
     p.truncate_scope(depth);
-    p.close();
 }
 
 fn scalar(t: VTy) -> &'static str {

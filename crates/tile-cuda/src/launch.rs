@@ -251,21 +251,27 @@ impl CudaModule {
                 (hi - lo).max(0)
             };
             let block = self.opts.block.max(32);
-            let cap = (self.gpu.sm_count.max(1) as i64) * 32;
             let (f, v4) = self.funcs[n];
             match k.mapping {
                 Mapping::ElementGrid | Mapping::Split => {
-                    let total: i64 = k.domain.iter().map(ext).product();
-                    if total == 0 {
+                    let exts: Vec<i64> = k.domain.iter().map(ext).collect();
+                    if exts.is_empty() {
+                        self.gpu.launch(f, (1, 1), 1, &args)?;
+                        continue;
+                    }
+                    if exts.contains(&0) {
                         continue;
                     }
                     let use_v4 = v4.is_some() && self.opts.vec4 && self.v4_aligned(n, k, &b.sizes);
-                    let (func, items) = match (use_v4, v4) {
-                        (true, Some(v)) => (v, total / 4),
-                        _ => (f, total),
+                    let inner = exts[exts.len() - 1];
+                    let rows: i64 = exts[..exts.len() - 1].iter().product();
+                    let (func, cols) = match (use_v4, v4) {
+                        (true, Some(v)) => (v, inner / 4),
+                        _ => (f, inner),
                     };
-                    let grid = ((items + block as i64 - 1) / block as i64).clamp(1, cap) as u32;
-                    self.gpu.launch(func, grid, block, &args)?;
+                    let gx = ((cols + block as i64 - 1) / block as i64).clamp(1, 1 << 30) as u32;
+                    let gy = rows.clamp(1, 65535) as u32;
+                    self.gpu.launch(func, (gx, gy), block, &args)?;
                 }
                 Mapping::RowReduction => {
                     let rows = ext(&k.domain[0]);
@@ -273,9 +279,9 @@ impl CudaModule {
                         continue;
                     }
                     let grid = rows.clamp(1, 1 << 20) as u32;
-                    self.gpu.launch(f, grid, block, &args)?;
+                    self.gpu.launch(f, (grid, 1), block, &args)?;
                 }
-                Mapping::Serial => self.gpu.launch(f, 1, 1, &args)?,
+                Mapping::Serial => self.gpu.launch(f, (1, 1), 1, &args)?,
             }
         }
         Ok(())

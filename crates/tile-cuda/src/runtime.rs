@@ -172,7 +172,7 @@ impl Gpu {
     pub(crate) fn launch<T>(
         &self,
         f: Handle,
-        grid: u32,
+        grid: (u32, u32),
         block: u32,
         args: &T,
     ) -> Result<(), CudaError> {
@@ -183,8 +183,8 @@ impl Gpu {
             unsafe {
                 (self.drv.launch_kernel)(
                     f,
-                    grid,
-                    1,
+                    grid.0,
+                    grid.1,
                     1,
                     block,
                     1,
