@@ -256,7 +256,11 @@ fn element_grid(p: &mut Printer, k: &Kernel) {
 fn grid_loops(p: &mut Printer, k: &Kernel, cols: &str, body: impl FnOnce(&mut Printer, &str)) {
     let last = k.domain.len() - 1;
     let rows: Vec<String> = (0..last).map(|d| format!("dn{d}")).collect();
-    let rows = if rows.is_empty() { "1".to_string() } else { rows.join(" * ") };
+    let rows = if rows.is_empty() {
+        "1".to_string()
+    } else {
+        rows.join(" * ")
+    };
     p.line(format!("const long long rows = {rows}, cols = {cols};"));
     p.open("for (long long r = blockIdx.y; r < rows; r += gridDim.y)");
     let depth = p.scope_len();
@@ -443,7 +447,9 @@ fn element_grid_v4(p: &mut Printer, program: &Program, k: &Kernel) {
     domain_prologue(p, k);
     let last = k.domain.len() - 1;
     let jname = k.domain[last].name.clone();
-    grid_loops(p, k, &format!("(dn{last} / 4)"), |p, c| v4_body(p, program, k, &jname, c));
+    grid_loops(p, k, &format!("(dn{last} / 4)"), |p, c| {
+        v4_body(p, program, k, &jname, c)
+    });
 }
 
 fn v4_body(p: &mut Printer, program: &Program, k: &Kernel, jname: &str, c: &str) {
