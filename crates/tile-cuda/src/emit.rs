@@ -489,6 +489,9 @@ fn v4_body(p: &mut Printer, program: &Program, k: &Kernel, jname: &str, c: &str)
     }
     // Four lanes of scalar code over the loaded values.
     let mut stores: Vec<(String, Vec<Expr>, Vec<String>)> = Vec::new();
+    // Clones live until printing ends (sites are numbered by node address).
+    let mut keep: Vec<Expr> = Vec::new();
+    let mut kept_stmts: Vec<Stmt> = Vec::new();
     for lane in 0..4 {
         let lane_depth = p.scope_len();
         let field = ["x", "y", "z", "w"][lane];
@@ -499,18 +502,18 @@ fn v4_body(p: &mut Printer, program: &Program, k: &Kernel, jname: &str, c: &str)
         let mut si = 0;
         for s in &k.body {
             let mut s = s.clone();
-            replace_loads(&mut s, &loads, &jname);
-            match s {
+            replace_loads(&mut s, &loads, &jname, &mut keep);
+            match &s {
                 Stmt::Let { name, value, .. } => {
-                    let (code, ty) = p.lower(&value);
+                    let (code, ty) = p.lower(value);
                     let t = p.tmp("val");
                     p.line(format!("const {} {t} = {code}; /* {name} */", scalar(ty)));
-                    p.bind_value(&name, &t, ty);
+                    p.bind_value(name, &t, ty);
                 }
                 Stmt::Store {
                     buf, idx, value, ..
                 } => {
-                    let (code, _) = p.lower_as(&value, VTy::F32);
+                    let (code, _) = p.lower_as(value, VTy::F32);
                     let t = p.tmp("stv");
                     p.line(format!("const float {t} = {code};"));
                     if lane == 0 {
@@ -521,6 +524,7 @@ fn v4_body(p: &mut Printer, program: &Program, k: &Kernel, jname: &str, c: &str)
                 }
                 _ => {}
             }
+            kept_stmts.push(s);
         }
         p.truncate_scope(lane_depth);
     }
@@ -550,22 +554,22 @@ fn scalar(t: VTy) -> &'static str {
     }
 }
 
-fn replace_loads(s: &mut Stmt, loads: &[(String, Vec<Expr>)], jname: &str) {
-    fn go(e: &mut Expr, loads: &[(String, Vec<Expr>)], jname: &str) {
+fn replace_loads(s: &mut Stmt, loads: &[(String, Vec<Expr>)], jname: &str, keep: &mut Vec<Expr>) {
+    fn go(e: &mut Expr, loads: &[(String, Vec<Expr>)], jname: &str, keep: &mut Vec<Expr>) {
         if let Expr::Load { buf, idx } = e {
             if let Some(n) = loads.iter().position(|(b, i)| b == buf && i == idx) {
-                *e = Expr::var(&format!("__vld{n}"));
+                keep.push(std::mem::replace(e, Expr::var(&format!("__vld{n}"))));
                 return;
             }
         }
         let _ = jname;
         for c in e.children_mut() {
-            go(c, loads, jname);
+            go(c, loads, jname, keep);
         }
     }
     match s {
-        Stmt::Let { value, .. } => go(value, loads, jname),
-        Stmt::Store { value, .. } => go(value, loads, jname),
+        Stmt::Let { value, .. } => go(value, loads, jname, keep),
+        Stmt::Store { value, .. } => go(value, loads, jname, keep),
         _ => {}
     }
 }
@@ -590,8 +594,9 @@ fn row_reduction(p: &mut Printer, k: &Kernel) {
     p.bind_loop(&row.name, &rv);
     if block_shareable(&k.body) {
         let mut red = 0;
+        let mut keep = Vec::new();
         for s in &k.body {
-            row_stmt(p, s, &mut red);
+            row_stmt(p, s, &mut red, &mut keep);
         }
     } else {
         p.open("if (threadIdx.x == 0)");
@@ -656,7 +661,7 @@ fn sfx(t: VTy) -> &'static str {
 
 /// Replaces each reduction in `e` by a block-wide reduction bound to a
 /// fresh name.
-fn lower_reductions(p: &mut Printer, e: &mut Expr, red: &mut usize) {
+fn lower_reductions(p: &mut Printer, e: &mut Expr, red: &mut usize, keep: &mut Vec<Expr>) {
     if let Expr::Reduce {
         op,
         var,
@@ -695,24 +700,29 @@ fn lower_reductions(p: &mut Printer, e: &mut Expr, red: &mut usize) {
             sfx(t)
         ));
         p.bind_value(&acc, &acc, t);
-        *e = Expr::var(&acc);
+        keep.push(std::mem::replace(e, Expr::var(&acc)));
         return;
     }
     for c in e.children_mut() {
-        lower_reductions(p, c, red);
+        lower_reductions(p, c, red, keep);
     }
 }
 
-fn row_stmt(p: &mut Printer, s: &Stmt, red: &mut usize) {
+/// Statements of a shared row. Expressions cloned or replaced here are
+/// pushed to `keep` so they outlive the kernel's printing: the printer
+/// numbers failure sites by node address, and a freed node's address could
+/// be reused by a later clone.
+fn row_stmt(p: &mut Printer, s: &Stmt, red: &mut usize, keep: &mut Vec<Expr>) {
     p.set_line(s.span().line);
     match s {
         Stmt::Let { name, value, .. } => {
             let mut v = value.clone();
-            lower_reductions(p, &mut v, red);
+            lower_reductions(p, &mut v, red, keep);
             let (code, ty) = p.lower(&v);
             let t = p.tmp("val");
             p.line(format!("const {} {t} = {code}; /* {name} */", scalar(ty)));
             p.bind_value(name, &t, ty);
+            keep.push(v);
         }
         Stmt::For { vars, body, .. } => {
             let lv = &vars[0];

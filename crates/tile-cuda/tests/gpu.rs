@@ -271,3 +271,24 @@ proptest! {
         prop_assert!(r.is_ok(), "{}\n{text}", r.unwrap_err());
     }
 }
+
+#[test]
+fn long_rows_are_accurate() {
+    if !gpu_or_skip("long_rows_are_accurate") {
+        return;
+    }
+    let root = std::env::var("TILE_SOURCE_ROOT")
+        .map(PathBuf::from)
+        .unwrap_or(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."));
+    for f in ["softmax", "rmsnorm", "layernorm"] {
+        let text = std::fs::read_to_string(root.join(format!("tests/programs/controls/{f}.tile")))
+            .unwrap();
+        let program = tile_ir::parse_program(&text).unwrap();
+        for n in [4097, 16384] {
+            let sizes = Sizes::from([("M".into(), 3), ("N".into(), n)]);
+            if let Err(e) = check(&program, &sizes, &Default::default()) {
+                panic!("{f} N={n}: {e}");
+            }
+        }
+    }
+}
