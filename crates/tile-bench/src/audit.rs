@@ -249,10 +249,13 @@ impl Auditor<'_> {
                     "validation: {what} used tolerances other than the suite's"
                 ));
             }
-            let fixed = if group_of.get(case).is_some_and(|g| g == "seed") {
-                (2e-6, 2e-5)
-            } else {
+            // BENCHMARK.md fixes 2e-6/2e-5 for element-wise graphs; the row
+            // reductions (softmax, RMSNorm, LayerNorm) are held to 1e-5/1e-4.
+            let graph = r["graph"].as_str().unwrap_or("");
+            let fixed = if ["softmax", "rmsnorm", "layernorm"].contains(&graph) {
                 (1e-5, 1e-4)
+            } else {
+                (2e-6, 2e-5)
             };
             if v["atol"].as_f64() != Some(fixed.0) || v["rtol"].as_f64() != Some(fixed.1) {
                 self.fail(format!(
