@@ -29,20 +29,21 @@ fn main() {
         .unwrap_or(root);
     println!(
         "{:<14} {:>10} {:>6} {:>12} {:>12} {:>10} {:>12} {:>12}",
-        "pair", "shape", "v4", "device us", "copy us", "vs copy", "e2e 1 call", "split dev us"
+        "pair", "shape", "entry", "device us", "copy us", "vs copy", "e2e 1 call", "split dev us"
     );
     for name in ["sigmoid_pair", "gelu_pair"] {
         let text =
             std::fs::read_to_string(root.join(format!("examples/{name}.tile"))).expect("example");
         let program = tile_ir::parse_program(&text).expect("parses");
         for (m, n) in [(1usize, 127usize), (37, 1537), (1024, 4096), (4096, 4096)] {
-            for vec4 in [true, false] {
+            for (vec4, unroll) in [(true, 1), (false, 1), (true, 4)] {
                 let mut row = Vec::new();
                 for fusion in [true, false] {
                     let plan = tile_plan::compile(&program, &tile_plan::Options { fusion })
                         .expect("plans");
                     let opts = tile_cuda::CudaOptions {
                         vec4,
+                        unroll,
                         ..Default::default()
                     };
                     let module = tile_cuda::compile(&plan, &opts).expect("compiles");
@@ -99,7 +100,11 @@ fn main() {
                 println!(
                     "{name:<14} {:>10} {:>6} {:>12.2} {:>12.2} {:>10.3} {:>12.2} {:>12.2}",
                     format!("{m}x{n}"),
-                    vec4,
+                    if vec4 {
+                        format!("v4 u{unroll}")
+                    } else {
+                        "scalar".into()
+                    },
                     dev * 1e6,
                     copy * 1e6,
                     dev / copy,

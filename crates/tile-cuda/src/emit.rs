@@ -54,8 +54,10 @@ pub(crate) struct Emitted {
     pub kernels: Vec<KernelInfo>,
 }
 
-/// Prints the CUDA C for `plan`.
-pub(crate) fn emit(plan: &Plan) -> Result<Emitted, CudaError> {
+/// Prints the CUDA C for `plan` (`unroll`: column quads per thread in the
+/// 16-byte entry points; 1 is the default).
+pub(crate) fn emit(plan: &Plan, unroll: u32) -> Result<Emitted, CudaError> {
+    UNROLL.with(|u| u.set(unroll.max(1)));
     let program = &plan.program;
     let mut source = format!(
         "/* Tile: CUDA kernels of program `{}` ({} kernel{}). */\n",
@@ -242,7 +244,7 @@ fn element_grid(p: &mut Printer, k: &Kernel) {
     domain_prologue(p, k);
     let last = k.domain.len() - 1;
     let jname = k.domain[last].name.clone();
-    grid_loops(p, k, &format!("dn{last}"), |p, c| {
+    grid_loops(p, k, &format!("dn{last}"), 1, |p, c| {
         let jv = Printer::var_name(&jname);
         p.line(format!("const long long {jv} = dl{last} + {c};"));
         p.bind_loop(&jname, &jv);
@@ -253,7 +255,13 @@ fn element_grid(p: &mut Printer, k: &Kernel) {
 /// The work loops of element kernels: rows (every domain variable but the
 /// innermost, flattened) over the grid's y dimension, `cols` work items of
 /// the innermost variable over x; no division in the inner loop.
-fn grid_loops(p: &mut Printer, k: &Kernel, cols: &str, body: impl FnOnce(&mut Printer, &str)) {
+fn grid_loops(
+    p: &mut Printer,
+    k: &Kernel,
+    cols: &str,
+    unroll: u32,
+    body: impl FnOnce(&mut Printer, &str),
+) {
     let last = k.domain.len() - 1;
     let rows: Vec<String> = (0..last).map(|d| format!("dn{d}")).collect();
     let rows = if rows.is_empty() {
@@ -265,7 +273,11 @@ fn grid_loops(p: &mut Printer, k: &Kernel, cols: &str, body: impl FnOnce(&mut Pr
     p.open("for (long long r = blockIdx.y; r < rows; r += gridDim.y)");
     let depth = p.scope_len();
     bind_outer(p, k, "r");
-    p.open("for (long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x; c < cols; c += (long long)gridDim.x * blockDim.x)");
+    if unroll == 1 {
+        p.open("for (long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x; c < cols; c += (long long)gridDim.x * blockDim.x)");
+    } else {
+        p.open(format!("for (long long c = (long long)blockIdx.x * blockDim.x * {unroll} + threadIdx.x; c < cols; c += (long long)gridDim.x * blockDim.x * {unroll})"));
+    }
     body(p, "c");
     p.close();
     p.truncate_scope(depth);
@@ -302,11 +314,16 @@ fn contiguous(program: &Program, k: &Kernel, buf: &str, idx: &[Expr]) -> Option<
     if a.terms.keys().any(|n| n != jv && !symbols.contains(n)) {
         return None;
     }
-    Some(Expr::binary(
-        tile_ir::BinOp::Sub,
-        last.clone(),
-        Expr::var(jv),
-    ))
+    // The last index minus the innermost variable, over size symbols only.
+    let mut c = Expr::Int(a.constant);
+    for (n, k) in a.terms.iter().filter(|(n, _)| *n != jv) {
+        c = Expr::binary(
+            tile_ir::BinOp::Add,
+            c,
+            Expr::binary(tile_ir::BinOp::Mul, Expr::Int(*k), Expr::var(n)),
+        );
+    }
+    Some(c)
 }
 
 fn vec4_plan(program: &Program, k: &Kernel) -> Option<Vec4Plan> {
@@ -390,6 +407,8 @@ fn index_code(e: &Expr) -> String {
 }
 
 thread_local! {
+    /// Column quads per thread in `_v4` entry points (set by `emit`).
+    static UNROLL: std::cell::Cell<u32> = const { std::cell::Cell::new(1) };
     static SYMBOLS: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
@@ -447,16 +466,23 @@ fn element_grid_v4(p: &mut Printer, program: &Program, k: &Kernel) {
     domain_prologue(p, k);
     let last = k.domain.len() - 1;
     let jname = k.domain[last].name.clone();
-    grid_loops(p, k, &format!("(dn{last} / 4)"), |p, c| {
-        v4_body(p, program, k, &jname, c)
+    let unroll = UNROLL.with(|u| u.get());
+    grid_loops(p, k, &format!("(dn{last} / 4)"), unroll, |p, c| {
+        v4_body(p, program, k, &jname, c, unroll)
     });
 }
 
-fn v4_body(p: &mut Printer, program: &Program, k: &Kernel, jname: &str, c: &str) {
+fn v4_body(p: &mut Printer, program: &Program, k: &Kernel, jname: &str, c: &str, unroll: u32) {
     let jname = jname.to_string();
     let last = k.domain.len() - 1;
     let jv = Printer::var_name(&jname);
-    p.line(format!("const long long {jv} = dl{last} + {c} * 4;"));
+    // With `unroll` > 1 each thread first loads the vectors of `unroll`
+    // column quads (`blockDim.x` apart, so warps stay coalesced), then
+    // computes and stores each: more bytes in flight per thread.
+    let idx = if unroll == 1 { "" } else { "[u]" };
+    if unroll == 1 {
+        p.line(format!("const long long {jv} = dl{last} + {c} * 4;"));
+    }
     let depth = p.scope_len();
     // Vector loads of every contiguous access, first.
     let mut loads: Vec<(String, Vec<Expr>)> = Vec::new();
@@ -474,18 +500,42 @@ fn v4_body(p: &mut Printer, program: &Program, k: &Kernel, jname: &str, c: &str)
         });
     }
     let mut site = 0;
-    for (n, (buf, idx)) in loads.iter().enumerate() {
+    if unroll > 1 {
+        for (n, _) in loads.iter().enumerate() {
+            p.line(format!("float4 vld{n}[{unroll}];"));
+        }
+        p.line("#pragma unroll");
+        p.open(format!("for (int u = 0; u < {unroll}; u++)"));
+        p.line(format!(
+            "const long long cu = {c} + (long long)u * blockDim.x;"
+        ));
+        p.open("if (cu < cols)");
+        p.line(format!("const long long {jv} = dl{last} + cu * 4;"));
+    }
+    for (n, (buf, index)) in loads.iter().enumerate() {
         site += 1;
         p.line(format!(
             "if (!({})) {{ atomicExch(err, {}); return; }}",
-            in_box4(p, buf, idx),
+            in_box4(p, buf, index),
             V4_SITE_BASE + site
         ));
+        let decl = if unroll == 1 { "const float4 " } else { "" };
         p.line(format!(
-            "const float4 vld{n} = *reinterpret_cast<const float4 *>({} + {});",
+            "{decl}vld{n}{idx} = *reinterpret_cast<const float4 *>({} + {});",
             Printer::ptr_name(buf),
-            flat_offset(p, program, buf, idx)
+            flat_offset(p, program, buf, index)
         ));
+    }
+    if unroll > 1 {
+        p.close();
+        p.close();
+        p.line("#pragma unroll");
+        p.open(format!("for (int u = 0; u < {unroll}; u++)"));
+        p.line(format!(
+            "const long long cu = {c} + (long long)u * blockDim.x;"
+        ));
+        p.open("if (cu < cols)");
+        p.line(format!("const long long {jv} = dl{last} + cu * 4;"));
     }
     // Four lanes of scalar code over the loaded values.
     let mut stores: Vec<(String, Vec<Expr>, Vec<String>)> = Vec::new();
@@ -497,7 +547,11 @@ fn v4_body(p: &mut Printer, program: &Program, k: &Kernel, jname: &str, c: &str)
         let field = ["x", "y", "z", "w"][lane];
         p.bind_loop(&jname, &format!("({jv} + {lane})"));
         for (n, _) in loads.iter().enumerate() {
-            p.bind_value(&format!("__vld{n}"), &format!("vld{n}.{field}"), VTy::F32);
+            p.bind_value(
+                &format!("__vld{n}"),
+                &format!("vld{n}{idx}.{field}"),
+                VTy::F32,
+            );
         }
         let mut si = 0;
         for s in &k.body {
@@ -541,6 +595,10 @@ fn v4_body(p: &mut Printer, program: &Program, k: &Kernel, jname: &str, c: &str)
             flat_offset(p, program, buf, idx),
             vals.join(", ")
         ));
+    }
+    if unroll > 1 {
+        p.close();
+        p.close();
     }
     p.truncate_scope(depth);
 }

@@ -20,6 +20,9 @@ pub struct CudaOptions {
     pub block: u32,
     /// Allow the 16-byte (`_v4`) entry points (`TILE_CUDA_V4=0` disables).
     pub vec4: bool,
+    /// Column quads per thread in the 16-byte entry points
+    /// (`TILE_CUDA_UNROLL`, default 1): an experiment, not yet the default.
+    pub unroll: u32,
 }
 
 impl Default for CudaOptions {
@@ -28,6 +31,11 @@ impl Default for CudaOptions {
             cache: std::env::var("TILE_CACHE").map_or(true, |v| v != "0"),
             block: 256,
             vec4: std::env::var("TILE_CUDA_V4").map_or(true, |v| v != "0"),
+            unroll: std::env::var("TILE_CUDA_UNROLL")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(1)
+                .clamp(1, 8),
         }
     }
 }
@@ -79,7 +87,7 @@ type CubinCache = HashMap<(String, u32), Arc<Vec<u8>>>;
 
 /// Compiles `plan` for the current GPU.
 pub fn compile(plan: &Plan, opts: &CudaOptions) -> Result<CudaModule, CudaError> {
-    let emitted = emit::emit(plan)?;
+    let emitted = emit::emit(plan, opts.unroll)?;
     let gpu = gpu()?;
     let nv = nvrtc()?;
     let arch = (gpu.cc.0 * 10 + gpu.cc.1) as u32;
@@ -266,7 +274,10 @@ impl CudaModule {
                     let inner = exts[exts.len() - 1];
                     let rows: i64 = exts[..exts.len() - 1].iter().product();
                     let (func, cols) = match (use_v4, v4) {
-                        (true, Some(v)) => (v, inner / 4),
+                        (true, Some(v)) => (
+                            v,
+                            (inner / 4 + self.opts.unroll as i64 - 1) / self.opts.unroll as i64,
+                        ),
                         _ => (f, inner),
                     };
                     let gx = ((cols + block as i64 - 1) / block as i64).clamp(1, 1 << 30) as u32;

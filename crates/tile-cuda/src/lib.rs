@@ -81,5 +81,11 @@ pub enum CudaError {
 /// The CUDA C source for `plan` (needs no GPU). Deterministic: the same
 /// plan gives the same bytes.
 pub fn emit_cuda(plan: &tile_plan::Plan) -> Result<String, CudaError> {
-    emit::emit(plan).map(|e| e.source)
+    emit::emit(plan, 1).map(|e| e.source)
+}
+
+/// The CUDA C for `plan` under `opts` (the unroll factor changes the
+/// 16-byte entry points).
+pub fn emit_cuda_with(plan: &tile_plan::Plan, opts: &CudaOptions) -> Result<String, CudaError> {
+    emit::emit(plan, opts.unroll).map(|e| e.source)
 }

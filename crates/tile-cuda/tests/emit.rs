@@ -66,9 +66,13 @@ fn every_source_compiles_with_nvrtc_where_available() {
     };
     for f in programs() {
         let program = tile_ir::parse_program(&std::fs::read_to_string(&f).unwrap()).unwrap();
-        for fusion in [true, false] {
+        for (fusion, unroll) in [(true, 1), (false, 1), (true, 4)] {
             let plan = compile(&program, &Options { fusion }).unwrap();
-            let src = tile_cuda::emit_cuda(&plan).unwrap();
+            let opts = tile_cuda::CudaOptions {
+                unroll,
+                ..Default::default()
+            };
+            let src = tile_cuda::emit_cuda_with(&plan, &opts).unwrap();
             if let Err(e) = nv.compile(&src, "t.cu", 90, &["--std=c++17".to_string()]) {
                 panic!("{} (fusion {fusion}): {e}\n{src}", f.display());
             }

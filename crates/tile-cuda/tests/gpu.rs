@@ -98,14 +98,18 @@ fn every_fixture_matches_the_interpreter() {
             }
         }
         for sizes in all {
-            for vec4 in [true, false] {
+            for (vec4, unroll) in [(true, 1), (false, 1), (true, 4)] {
                 runs += 1;
                 let opts = tile_cuda::CudaOptions {
                     vec4,
+                    unroll,
                     ..Default::default()
                 };
                 if let Err(e) = check(&program, &sizes, &opts) {
-                    failures.push(format!("{} (vec4 {vec4}): {e}", f.display()));
+                    failures.push(format!(
+                        "{} (vec4 {vec4}, unroll {unroll}): {e}",
+                        f.display()
+                    ));
                 }
             }
         }
