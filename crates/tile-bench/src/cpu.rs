@@ -3,10 +3,12 @@
 
 use crate::protocol::Invoker;
 use crate::suite::Case;
-use crate::target::{arguments, plan_record, plan_variant, Prepared, PreparedRun, Variant};
+use crate::target::{
+    arguments, f32_arrays, plan_record, plan_variant, Prepared, PreparedRun, Variant,
+};
 use serde_json::json;
 use std::collections::BTreeMap;
-use tile_ir::{Array, ArrayData, Sizes};
+use tile_ir::{Array, Sizes};
 
 struct CpuRun {
     module: tile_cpu::CpuModule,
@@ -29,22 +31,12 @@ impl Invoker for CpuRun {
 
 impl PreparedRun for CpuRun {
     fn outputs(&mut self) -> Result<Vec<(String, Vec<f32>)>, String> {
-        self.outputs
-            .iter()
-            .map(|n| match &self.arrays[n].data {
-                ArrayData::F32(v) => Ok((n.clone(), v.clone())),
-                _ => Err(format!("output `{n}` is not f32")),
-            })
-            .collect()
+        f32_arrays(&self.arrays, &self.outputs)
     }
     fn inputs(&self) -> Vec<Vec<f32>> {
-        self.inputs
-            .iter()
-            .map(|n| match &self.arrays[n].data {
-                ArrayData::F32(v) => v.clone(),
-                _ => vec![],
-            })
-            .collect()
+        f32_arrays(&self.arrays, &self.inputs)
+            .map(|v| v.into_iter().map(|(_, d)| d).collect())
+            .unwrap_or_default()
     }
 }
 

@@ -68,6 +68,20 @@ impl Prepared {
     }
 }
 
+/// The `f32` data of the named arrays (an error for another dtype).
+pub fn f32_arrays(
+    arrays: &BTreeMap<String, Array>,
+    names: &[String],
+) -> Result<Vec<(String, Vec<f32>)>, String> {
+    names
+        .iter()
+        .map(|n| match arrays.get(n).map(|a| &a.data) {
+            Some(ArrayData::F32(v)) => Ok((n.clone(), v.clone())),
+            _ => Err(format!("`{n}` is not an f32 array")),
+        })
+        .collect()
+}
+
 /// Plans a case's program for a variant.
 pub fn plan_variant(case: &Case, variant: Variant) -> Result<Plan, String> {
     let program =

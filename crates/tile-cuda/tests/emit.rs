@@ -7,20 +7,7 @@ use tile_plan::{compile, Options};
 
 fn programs() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut out = Vec::new();
-    let mut dirs = vec![root.join("tests/programs"), root.join("examples")];
-    while let Some(d) = dirs.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                dirs.push(p);
-            } else if p.extension().is_some_and(|x| x == "tile") {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
+    tile_ir::fixture::tile_files(&[root.join("tests/programs"), root.join("examples")])
 }
 
 fn stores(p: &tile_ir::Program) -> usize {

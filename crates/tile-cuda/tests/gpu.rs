@@ -19,24 +19,10 @@ fn gpu_or_skip(test: &str) -> bool {
 }
 
 fn programs() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let root = std::env::var("TILE_SOURCE_ROOT")
         .map(PathBuf::from)
-        .unwrap_or(root);
-    let mut out = Vec::new();
-    let mut dirs = vec![root.join("tests/programs"), root.join("examples")];
-    while let Some(d) = dirs.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                dirs.push(p);
-            } else if p.extension().is_some_and(|x| x == "tile") {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
+        .unwrap_or(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."));
+    tile_ir::fixture::tile_files(&[root.join("tests/programs"), root.join("examples")])
 }
 
 fn close(got: &Array, want: &Array, reductions: bool) -> Result<(), String> {

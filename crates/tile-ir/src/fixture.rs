@@ -60,3 +60,22 @@ pub fn run_lines(text: &str) -> Vec<Sizes> {
         })
         .collect()
 }
+
+/// Every `.tile` file below the given folders, sorted (test discovery of
+/// `tests/programs/` and `examples/`).
+pub fn tile_files(roots: &[std::path::PathBuf]) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut dirs: Vec<std::path::PathBuf> = roots.to_vec();
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "tile") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}

@@ -14,24 +14,9 @@ use tile_ir::{fixture, interp, Array, Program, Stmt};
 use tile_plan::{compile, execute_plan, Options, Order};
 
 fn fixtures() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/programs");
-    let mut out = Vec::new();
-    let mut dirs = vec![root];
-    while let Some(d) = dirs.pop() {
-        for e in std::fs::read_dir(&d)
-            .expect("tests/programs exists")
-            .flatten()
-        {
-            let p = e.path();
-            if p.is_dir() {
-                dirs.push(p);
-            } else if p.extension().is_some_and(|x| x == "tile") {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
+    tile_ir::fixture::tile_files(&[
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/programs")
+    ])
 }
 
 fn store_count(p: &Program) -> usize {
