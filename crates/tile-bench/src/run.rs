@@ -57,14 +57,8 @@ fn now() -> String {
 }
 
 fn git_commit() -> String {
-    std::process::Command::new("git")
-        .args(["rev-parse", "HEAD"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_else(|| "unknown".into())
+    // Embedded at build time (build.rs); "+uncommitted" marks a dirty tree.
+    env!("TILE_BUILD_COMMIT").to_string()
 }
 
 /// The variants of Tile run for a case: the seed suite compares fused,

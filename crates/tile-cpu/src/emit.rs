@@ -21,7 +21,7 @@
 use crate::CpuError;
 use std::collections::BTreeSet;
 use tile_emit::{dialect, Printer, Site, VTy};
-use tile_ir::{Expr, Program};
+use tile_ir::Program;
 use tile_plan::{Kernel, Mapping, Plan};
 
 /// What emission produced: the source and, per kernel, its failure sites.
@@ -72,23 +72,6 @@ pub(crate) fn emit(plan: &Plan) -> Result<Emitted, CpuError> {
     Ok(Emitted { source, sites })
 }
 
-fn storage_type(d: tile_ir::DType) -> &'static str {
-    match d {
-        tile_ir::DType::F32 => dialect::C.f32,
-        tile_ir::DType::F64 => dialect::C.f64,
-        tile_ir::DType::I32 => dialect::C.store_i32,
-        tile_ir::DType::Bool => dialect::C.store_bool,
-    }
-}
-
-fn extent(p: &Printer, lo: &Expr, hi: &Expr) -> String {
-    if *lo == Expr::Int(0) {
-        p.size_expr(hi)
-    } else {
-        format!("{} - {}", p.size_expr(hi), p.size_expr(lo))
-    }
-}
-
 fn kernel(program: &Program, k: &Kernel) -> tile_emit::Printed {
     let mut p = Printer::new(&dialect::C, program);
     let domain: Vec<String> = k
@@ -113,33 +96,10 @@ fn kernel(program: &Program, k: &Kernel) -> tile_emit::Printed {
         "void {}(int64_t lo, int64_t hi, const int64_t *restrict S, void *const *restrict A, int32_t *restrict err)",
         symbol(k)
     ));
-    for (n, s) in program.size_symbols().iter().enumerate() {
-        p.line(format!("const int64_t {} = S[{n}];", Printer::size_name(s)));
-        p.bind_size(s);
-    }
-    for (a, q) in k.params(program).iter().enumerate() {
-        let elem = storage_type(q.dtype);
-        let c = if k.stores.contains(&q.name) {
-            ""
-        } else {
-            "const "
-        };
-        p.line(format!(
-            "{c}{elem} *restrict {} = ({c}{elem} *)A[{a}];",
-            Printer::ptr_name(&q.name)
-        ));
-        for (d, dim) in q.dims.iter().enumerate() {
-            let lo = p.box_lo(&q.name, d);
-            if lo != "0" {
-                p.line(format!("const int64_t {lo} = {};", p.size_expr(&dim.lo)));
-            }
-            p.line(format!(
-                "const int64_t {} = {};",
-                Printer::box_n(&q.name, d),
-                extent(&p, &dim.lo, &dim.hi)
-            ));
-        }
-    }
+    let params = k.params(program);
+    p.declare_arguments(&params, &k.stores, &|n| format!("S[{n}]"), &|i| {
+        format!("A[{i}]")
+    });
     match k.mapping {
         Mapping::ElementGrid | Mapping::Split => element_grid(&mut p, k),
         Mapping::RowReduction => {
@@ -155,7 +115,7 @@ fn kernel(program: &Program, k: &Kernel) -> tile_emit::Printed {
             p.line(format!(
                 "const int64_t dl0 = {}, dn0 = {};",
                 p.size_expr(&row.lo),
-                extent(&p, &row.lo, &row.hi)
+                p.extent(&row.lo, &row.hi)
             ));
             p.line("if (lo >= hi || dn0 <= 0) return;");
             p.line("const int64_t rs = dl0 + lo, re = dl0 + hi;");
@@ -183,7 +143,7 @@ fn element_grid(p: &mut Printer, k: &Kernel) {
         p.line(format!(
             "const int64_t dl{d} = {}, dn{d} = {};",
             p.size_expr(&v.lo),
-            extent(p, &v.lo, &v.hi)
+            p.extent(&v.lo, &v.hi)
         ));
     }
     let empty: Vec<String> = (0..n).map(|d| format!("dn{d} <= 0")).collect();

@@ -106,23 +106,6 @@ pub(crate) fn symbol(k: &Kernel) -> String {
     format!("tile_{}", k.name)
 }
 
-fn storage_type(d: DType) -> &'static str {
-    match d {
-        DType::F32 => dialect::CUDA.f32,
-        DType::F64 => dialect::CUDA.f64,
-        DType::I32 => dialect::CUDA.store_i32,
-        DType::Bool => dialect::CUDA.store_bool,
-    }
-}
-
-fn extent(p: &Printer, lo: &Expr, hi: &Expr) -> String {
-    if *lo == Expr::Int(0) {
-        p.size_expr(hi)
-    } else {
-        format!("{} - {}", p.size_expr(hi), p.size_expr(lo))
-    }
-}
-
 fn kernel(program: &Program, k: &Kernel, v4: bool) -> tile_emit::Printed {
     let mut p = Printer::new(&dialect::CUDA, program);
     let domain: Vec<String> = k
@@ -157,36 +140,10 @@ fn kernel(program: &Program, k: &Kernel, v4: bool) -> tile_emit::Printed {
         "extern \"C\" __global__ void {name}(const TileArgs a)"
     ));
     p.line("int *err = a.err;");
-    for (n, s) in program.size_symbols().iter().enumerate() {
-        p.line(format!(
-            "const long long {} = a.S[{n}];",
-            Printer::size_name(s)
-        ));
-        p.bind_size(s);
-    }
-    for (i, q) in k.params(program).iter().enumerate() {
-        let elem = storage_type(q.dtype);
-        let c = if k.stores.contains(&q.name) {
-            ""
-        } else {
-            "const "
-        };
-        p.line(format!(
-            "{c}{elem} *__restrict__ {} = ({c}{elem} *)a.A[{i}];",
-            Printer::ptr_name(&q.name)
-        ));
-        for (d, dim) in q.dims.iter().enumerate() {
-            let lo = p.box_lo(&q.name, d);
-            if lo != "0" {
-                p.line(format!("const long long {lo} = {};", p.size_expr(&dim.lo)));
-            }
-            p.line(format!(
-                "const long long {} = {};",
-                Printer::box_n(&q.name, d),
-                extent(&p, &dim.lo, &dim.hi)
-            ));
-        }
-    }
+    let params = k.params(program);
+    p.declare_arguments(&params, &k.stores, &|n| format!("a.S[{n}]"), &|i| {
+        format!("a.A[{i}]")
+    });
     match k.mapping {
         Mapping::ElementGrid | Mapping::Split if v4 => element_grid_v4(&mut p, program, k),
         Mapping::ElementGrid | Mapping::Split => element_grid(&mut p, k),
@@ -206,7 +163,7 @@ fn domain_prologue(p: &mut Printer, k: &Kernel) {
         p.line(format!(
             "const long long dl{d} = {}, dn{d} = {};",
             p.size_expr(&v.lo),
-            extent(p, &v.lo, &v.hi)
+            p.extent(&v.lo, &v.hi)
         ));
     }
     let empty: Vec<String> = (0..k.domain.len()).map(|d| format!("dn{d} <= 0")).collect();
@@ -642,7 +599,7 @@ fn row_reduction(p: &mut Printer, k: &Kernel) {
     p.line(format!(
         "const long long dl0 = {}, dn0 = {};",
         p.size_expr(&row.lo),
-        extent(p, &row.lo, &row.hi)
+        p.extent(&row.lo, &row.hi)
     ));
     p.line("__shared__ double tile_smem[33];");
     p.open("for (long long r = blockIdx.x; r < dn0; r += gridDim.x)");

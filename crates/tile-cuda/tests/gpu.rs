@@ -9,10 +9,17 @@ use tile_ir::{fixture, interp, Array, DType, Sizes};
 use tile_plan::{compile, Options};
 
 fn gpu_or_skip(test: &str) -> bool {
+    static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
     match tile_cuda::gpu() {
         Ok(_) => true,
         Err(e) => {
-            println!("SKIPPED {test}: {e}");
+            // Once per test, also for the property test's many cases.
+            if let Ok(mut said) = SAID.lock() {
+                if !said.iter().any(|t| t == test) {
+                    said.push(test.to_string());
+                    println!("SKIPPED {test}: {e}");
+                }
+            }
             false
         }
     }

@@ -44,3 +44,72 @@ impl Printer<'_> {
         });
     }
 }
+
+impl Printer<'_> {
+    /// C code of the extent `hi - lo` of a range over size symbols.
+    pub fn extent(&self, lo: &Expr, hi: &Expr) -> String {
+        if *lo == Expr::Int(0) {
+            self.size_expr(hi)
+        } else {
+            format!("{} - {}", self.size_expr(hi), self.size_expr(lo))
+        }
+    }
+
+    /// The storage element type of a buffer of `dtype` in this dialect.
+    pub fn storage_type(&self, dtype: tile_ir::DType) -> &'static str {
+        match dtype {
+            tile_ir::DType::F32 => self.d.f32,
+            tile_ir::DType::F64 => self.d.f64,
+            tile_ir::DType::I32 => self.d.store_i32,
+            tile_ir::DType::Bool => self.d.store_bool,
+        }
+    }
+
+    /// The kernel prologue every target shares: each size symbol from
+    /// `size(n)` (the n-th entry of the target's size array), then for each
+    /// parameter a typed, `restrict`-qualified pointer from `ptr(i)` (`const`
+    /// unless it is in `written`) and its box constants (`lo{d}_{buf}` where
+    /// the box does not start at 0, `n{d}_{buf}`).
+    pub fn declare_arguments(
+        &mut self,
+        params: &[&tile_ir::Param],
+        written: &[String],
+        size: &dyn Fn(usize) -> String,
+        ptr: &dyn Fn(usize) -> String,
+    ) {
+        let int = self.d.int;
+        let restrict = self.d.restrict;
+        for (n, s) in self.program.size_symbols().iter().enumerate() {
+            self.line(format!(
+                "const {int} {} = {};",
+                Printer::size_name(s),
+                size(n)
+            ));
+            self.bind_size(s);
+        }
+        for (i, q) in params.iter().enumerate() {
+            let elem = self.storage_type(q.dtype);
+            let c = if written.contains(&q.name) {
+                ""
+            } else {
+                "const "
+            };
+            self.line(format!(
+                "{c}{elem} *{restrict} {} = ({c}{elem} *){};",
+                Printer::ptr_name(&q.name),
+                ptr(i)
+            ));
+            for (d, dim) in q.dims.iter().enumerate() {
+                let lo = self.box_lo(&q.name, d);
+                if lo != "0" {
+                    self.line(format!("const {int} {lo} = {};", self.size_expr(&dim.lo)));
+                }
+                self.line(format!(
+                    "const {int} {} = {};",
+                    Printer::box_n(&q.name, d),
+                    self.extent(&dim.lo, &dim.hi)
+                ));
+            }
+        }
+    }
+}
