@@ -5,44 +5,12 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-
-fn files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            files(&p, out);
-        } else if p.extension().is_some_and(|e| e == "tile") {
-            out.push(p);
-        }
-    }
-}
-
-/// Sizes from `# run: M=3 N=5` lines.
-fn run_lines(text: &str) -> Vec<tile_ir::Sizes> {
-    text.lines()
-        .filter_map(|l| l.trim().strip_prefix("# run:"))
-        .map(|rest| {
-            rest.split_whitespace()
-                .filter_map(|kv| {
-                    let (k, v) = kv.split_once('=')?;
-                    Some((k.to_string(), v.parse().ok()?))
-                })
-                .collect()
-        })
-        .collect()
-}
+use std::path::Path;
 
 #[test]
 fn every_program_matches_the_interpreter() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut paths = Vec::new();
-    files(&root.join("examples"), &mut paths);
-    files(&root.join("tests/programs"), &mut paths);
+    let paths = tile_ir::fixture::tile_files(&[root.join("examples"), root.join("tests/programs")]);
     assert!(
         !paths.is_empty(),
         "no .tile files found under {}",
@@ -71,7 +39,7 @@ fn every_program_matches_the_interpreter() {
                 );
                 continue;
             }
-            let mut shapes = run_lines(&text);
+            let mut shapes = tile_ir::fixture::run_lines(&text);
             for v in [[1, 1, 1], [3, 127, 5], [37, 1537, 3]] {
                 shapes.push(common::sizes_for(program, &v));
             }
