@@ -73,7 +73,17 @@ pub(crate) fn emit(plan: &Plan) -> Result<Emitted, CpuError> {
 }
 
 fn kernel(program: &Program, k: &Kernel) -> tile_emit::Printed {
-    let mut p = Printer::new(&dialect::C, program);
+    // Row kernels may compute a reduced value once into a scratch row for
+    // a later loop (softmax's exponentials): a rewritten body, and scratch
+    // buffers the printer sees as parameters.
+    let (body, scratch) = match (k.mapping, k.domain.first()) {
+        (Mapping::RowReduction, Some(row)) => {
+            tile_emit::cache_reduced_values(program, &row.name, &k.body, &k.stores)
+        }
+        _ => (k.body.clone(), vec![]),
+    };
+    let extended = tile_emit::with_scratch(program, &scratch);
+    let mut p = Printer::new(&dialect::C, &extended);
     let domain: Vec<String> = k
         .domain
         .iter()
@@ -118,9 +128,13 @@ fn kernel(program: &Program, k: &Kernel) -> tile_emit::Printed {
                 p.extent(&row.lo, &row.hi)
             ));
             p.line("if (lo >= hi || dn0 <= 0) return;");
+            if !scratch.is_empty() {
+                p.set_line(k.body.first().map_or(0, |s| s.span().line));
+                declare_scratch(&mut p, &extended, &scratch);
+            }
             p.line("const int64_t rs = dl0 + lo, re = dl0 + hi;");
             p.vector_loops = true;
-            p.loop_level(&row.name, "rs", "re", &k.body, false);
+            p.loop_level(&row.name, "rs", "re", &body, false);
         }
         Mapping::Serial => {
             p.line("if (lo >= hi) return;");
@@ -130,6 +144,33 @@ fn kernel(program: &Program, k: &Kernel) -> tile_emit::Printed {
     }
     p.close();
     p.finish()
+}
+
+/// The scratch rows of a row kernel: one per-thread buffer (`tile_scratch`,
+/// kept between calls) cut into rows of 64-byte multiples.
+fn declare_scratch(p: &mut Printer, extended: &Program, scratch: &[tile_emit::ScratchRow]) {
+    let mut offset = "0".to_string();
+    let mut rows = Vec::new();
+    for (n, s) in scratch.iter().enumerate() {
+        let size = if s.dtype == tile_ir::DType::F64 { 8 } else { 4 };
+        let len = p.extent(&s.lo, &s.hi);
+        p.line(format!(
+            "const int64_t sb{n} = ((({len}) > 0 ? ({len}) : 0) * {size} + 63) & ~(int64_t)63;"
+        ));
+        rows.push(offset.clone());
+        offset = format!("{offset} + sb{n}");
+    }
+    let site = p.new_site(&scratch[0].name, "scratch");
+    let alloc = p.helper_call("tile_scratch");
+    p.line(format!(
+        "char *const tile_scr = (char *){alloc}((size_t)({offset}) + 64);"
+    ));
+    p.line(format!("if (!tile_scr) TILE_FAIL({site});"));
+    for (s, off) in scratch.iter().zip(rows) {
+        if let Some(q) = extended.param(&s.name) {
+            p.declare_param(q, true, &format!("(tile_scr + {off})"));
+        }
+    }
 }
 
 fn element_grid(p: &mut Printer, k: &Kernel) {

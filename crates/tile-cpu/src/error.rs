@@ -51,6 +51,14 @@ pub enum CpuError {
         /// The statement's line.
         line: u32,
     },
+    /// A row kernel could not allocate its scratch rows.
+    #[error(
+        "line {line}: out of memory for a row's scratch storage; the outputs may be partly written"
+    )]
+    Scratch {
+        /// The line of the row's first statement.
+        line: u32,
+    },
     /// A raw argument is unusable (size, alignment, null pointer, repeated).
     #[error("argument `{name}`: {reason}")]
     RawArg {

@@ -285,6 +285,7 @@ impl CpuModule {
                     .and_then(|i| loaded.sites.get(i));
                 return Err(match site {
                     Some(s) if s.what == "div" => CpuError::IntArith { line: s.line },
+                    Some(s) if s.what == "scratch" => CpuError::Scratch { line: s.line },
                     Some(s) => CpuError::OutOfBounds {
                         buf: s.buf.clone(),
                         line: s.line,

@@ -91,6 +91,26 @@ int32_t tile_lanes(void) {{ return TILE_L; }}
 pub(crate) fn library() -> Vec<Helper> {
     let mut v = vec![
         helper(
+            "tile_scratch",
+            &[],
+            r#"#include <stdlib.h>
+/* Scratch rows of row kernels: one buffer per thread, grown when a call
+   needs more and kept for later calls. NULL when memory runs out. */
+static __thread void *tile_scr_buf;
+static __thread size_t tile_scr_cap;
+static void *tile_scratch(size_t bytes) {
+  if (bytes > tile_scr_cap) {
+    const size_t n = (bytes + 63) & ~(size_t)63;
+    void *p = aligned_alloc(64, n);
+    if (!p) return 0;
+    free(tile_scr_buf);
+    tile_scr_buf = p;
+    tile_scr_cap = n;
+  }
+  return tile_scr_buf;
+}"#,
+        ),
+        helper(
             "tile_splat_vf32",
             &[],
             "static inline tile_vf32 tile_splat_vf32(float x) { return (tile_vf32){0} + x; }",

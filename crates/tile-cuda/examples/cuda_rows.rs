@@ -1,8 +1,11 @@
-//! Measures softmax, RMSNorm and LayerNorm (one row per block) at
-//! 4096x4096 f32 on the GPU against a device-to-device copy of one plane
-//! (read one plane, write one), in the same run.
+//! Measures softmax, RMSNorm and LayerNorm (one row per block) on the GPU
+//! against a device-to-device copy of one plane (read one plane, write
+//! one) of the same shape, in the same run: the streaming kernel (every
+//! pass reads the row from device memory) and the staged one (each row
+//! copied once into shared memory), at several block sizes.
 //!
-//! `cargo run --release -p tile-cuda --example cuda_rows` (needs a GPU).
+//! `cargo run --release -p tile-cuda --example cuda_rows [MxN ...]` (needs a
+//! GPU; default shapes 1024x4096 and 4096x4096).
 
 use std::collections::BTreeMap;
 use tile_ir::{fixture, Array, DType, Sizes};
@@ -10,6 +13,17 @@ use tile_ir::{fixture, Array, DType, Sizes};
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
+}
+
+/// Device seconds per invocation: the median of 9 batches of about 30 ms.
+fn per_call(gpu: &tile_cuda::Gpu, mut f: impl FnMut() -> Result<(), tile_cuda::CudaError>) -> f64 {
+    let t1 = gpu.time(&mut f).expect("time");
+    let reps = ((0.03 / t1.max(1e-7)) as usize).clamp(10, 20000);
+    median(
+        (0..9)
+            .map(|_| gpu.time(|| (0..reps).try_for_each(|_| f())).expect("time") / reps as f64)
+            .collect(),
+    )
 }
 
 fn main() {
@@ -24,54 +38,73 @@ fn main() {
     let root = std::env::var("TILE_SOURCE_ROOT")
         .map(std::path::PathBuf::from)
         .unwrap_or(root);
-    let (m, n) = (4096usize, 4096usize);
-    let bytes = m * n * 4;
-    let src = gpu.alloc(bytes).expect("alloc");
-    let dst = gpu.alloc(bytes).expect("alloc");
-    let t1 = gpu.time(|| gpu.copy(&dst, &src, bytes)).expect("copy");
-    let reps = ((0.03 / t1.max(1e-7)) as usize).clamp(10, 20000);
-    let copy = median(
-        (0..9)
-            .map(|_| {
-                gpu.time(|| (0..reps).try_for_each(|_| gpu.copy(&dst, &src, bytes)))
-                    .expect("copy")
-                    / reps as f64
-            })
-            .collect(),
-    );
+    let mut shapes: Vec<(usize, usize)> = std::env::args()
+        .skip(1)
+        .filter_map(|a| {
+            let (m, n) = a.split_once('x')?;
+            Some((m.parse().ok()?, n.parse().ok()?))
+        })
+        .collect();
+    if shapes.is_empty() {
+        shapes = vec![(1024, 4096), (4096, 4096)];
+    }
+    println!("device: {}", gpu.name);
     println!(
-        "device: {}; copy of one {m}x{n} f32 plane: {:.2} us",
-        gpu.name,
-        copy * 1e6
+        "{:<10} {:>11} {:>9} {:>6} {:>11} {:>8}",
+        "program", "shape", "rows", "block", "device us", "vs copy"
     );
-    println!("{:<10} {:>12} {:>10}", "program", "device us", "vs copy");
-    for name in ["softmax", "rmsnorm", "layernorm"] {
-        let text =
-            std::fs::read_to_string(root.join(format!("tests/programs/controls/{name}.tile")))
-                .expect("program");
-        let program = tile_ir::parse_program(&text).expect("parses");
-        let plan = tile_plan::compile(&program, &tile_plan::Options::default()).expect("plans");
-        let module = tile_cuda::compile(&plan, &Default::default()).expect("compiles");
-        let sizes = Sizes::from([("M".into(), m as i64), ("N".into(), n as i64)]);
-        let mut arrays: BTreeMap<String, Array> =
-            fixture::arguments(&program, &sizes).expect("arguments");
-        arrays.insert("y".into(), Array::zeros(DType::F32, &[m, n]));
-        let b = module.bind(&arrays, &sizes).expect("binds");
-        for _ in 0..10 {
-            module.launch(&b).expect("launch");
-        }
-        module.finish(&b).expect("runs");
-        let t1 = gpu.time(|| module.launch(&b)).expect("time");
-        let reps = ((0.03 / t1.max(1e-7)) as usize).clamp(10, 20000);
-        let dev = median(
-            (0..9)
-                .map(|_| {
-                    gpu.time(|| (0..reps).try_for_each(|_| module.launch(&b)))
-                        .expect("time")
-                        / reps as f64
-                })
-                .collect(),
+    for (m, n) in shapes {
+        let bytes = m * n * 4;
+        let src = gpu.alloc(bytes).expect("alloc");
+        let dst = gpu.alloc(bytes).expect("alloc");
+        let copy = per_call(&gpu, || gpu.copy(&dst, &src, bytes));
+        let shape = format!("{m}x{n}");
+        println!(
+            "{:<10} {shape:>11} {:>9} {:>6} {:>11.2} {:>8.3}",
+            "copy",
+            "-",
+            "-",
+            copy * 1e6,
+            1.0
         );
-        println!("{name:<10} {:>12.2} {:>10.3}", dev * 1e6, dev / copy);
+        for name in ["softmax", "rmsnorm", "layernorm"] {
+            let text =
+                std::fs::read_to_string(root.join(format!("tests/programs/controls/{name}.tile")))
+                    .expect("program");
+            let program = tile_ir::parse_program(&text).expect("parses");
+            let plan = tile_plan::compile(&program, &tile_plan::Options::default()).expect("plans");
+            let sizes = Sizes::from([("M".into(), m as i64), ("N".into(), n as i64)]);
+            let mut arrays: BTreeMap<String, Array> =
+                fixture::arguments(&program, &sizes).expect("arguments");
+            arrays.insert("y".into(), Array::zeros(DType::F32, &[m, n]));
+            for (stage_rows, row_block) in [
+                (false, Some(256)),
+                (true, Some(256)),
+                (true, Some(512)),
+                (true, Some(1024)),
+                (true, None),
+            ] {
+                let opts = tile_cuda::CudaOptions {
+                    stage_rows,
+                    row_block,
+                    ..Default::default()
+                };
+                let module = tile_cuda::compile(&plan, &opts).expect("compiles");
+                let b = module.bind(&arrays, &sizes).expect("binds");
+                for _ in 0..10 {
+                    module.launch(&b).expect("launch");
+                }
+                module.finish(&b).expect("runs");
+                let dev = per_call(&gpu, || module.launch(&b));
+                module.finish(&b).expect("runs");
+                let block = row_block.map_or("auto".to_string(), |b| b.to_string());
+                println!(
+                    "{name:<10} {shape:>11} {:>9} {block:>6} {:>11.2} {:>8.3}",
+                    if stage_rows { "staged" } else { "streaming" },
+                    dev * 1e6,
+                    dev / copy
+                );
+            }
+        }
     }
 }

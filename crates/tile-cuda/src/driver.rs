@@ -52,6 +52,7 @@ driver_api! {
     module_load_data: "cuModuleLoadData" => fn(*mut Handle, *const c_void);
     module_unload: "cuModuleUnload" => fn(Handle);
     module_get_function: "cuModuleGetFunction" => fn(*mut Handle, Handle, *const c_char);
+    func_set_attribute: "cuFuncSetAttribute" => fn(Handle, c_int, c_int);
     mem_alloc: "cuMemAlloc_v2" => fn(*mut DevicePtr, usize);
     mem_free: "cuMemFree_v2" => fn(DevicePtr);
     memcpy_htod: "cuMemcpyHtoD_v2" => fn(DevicePtr, *const c_void, usize);
@@ -74,6 +75,10 @@ pub const ATTR_SM_COUNT: c_int = 16;
 pub const ATTR_CC_MAJOR: c_int = 75;
 /// `CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR`.
 pub const ATTR_CC_MINOR: c_int = 76;
+/// `CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`.
+pub const ATTR_SHARED_OPTIN: c_int = 97;
+/// `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`.
+pub const FUNC_ATTR_MAX_DYNAMIC_SHARED: c_int = 8;
 
 impl Driver {
     /// Loads `libcuda` (`TILE_CUDA_DRIVER` overrides the path).

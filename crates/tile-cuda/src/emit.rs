@@ -27,14 +27,22 @@
 //! Parameters are `__restrict__`: the runtime gives each parameter its own
 //! device allocation and checks host arguments for overlap before upload.
 
+use crate::stage_rows::RowPlan;
 use crate::CudaError;
 use tile_emit::{dialect, Printer, Site, VTy};
 use tile_ir::{DType, Expr, Program, ReduceOp, Stmt};
 use tile_plan::affine::Affine;
 use tile_plan::{Kernel, Mapping, Plan};
 
-/// Failure sites of the vectorised entry points start here.
+/// Failure ids: kernel `n`'s sites are numbered from `n * KERNEL_SITES +
+/// 1`, those of its `_v4` entry point from `... + V4_SITE_BASE + 1` and
+/// those of its `_rows` entry point from `... + ROWS_SITE_BASE + 1`, so the
+/// one failure word names the kernel and entry point that failed.
+pub(crate) const KERNEL_SITES: i32 = 1_000_000;
+/// Offset of the `_v4` entry points' sites within a kernel's.
 pub(crate) const V4_SITE_BASE: i32 = 100_000;
+/// Offset of the `_rows` entry points' sites within a kernel's.
+pub(crate) const ROWS_SITE_BASE: i32 = 200_000;
 
 /// Per kernel: what the runtime needs to launch it.
 #[derive(Clone, Debug)]
@@ -46,6 +54,11 @@ pub(crate) struct KernelInfo {
     /// (must be a multiple of 4) and the row length (likewise).
     pub v4: Option<Vec<(Expr, Option<Expr>)>>,
     pub v4_sites: Vec<String>,
+    /// Present when a `_rows` entry point exists: the range of each staged
+    /// row (the runtime sizes the dynamic shared memory from them).
+    pub rows: Option<Vec<(Expr, Expr)>>,
+    /// Failure sites of the `_rows` entry point.
+    pub rows_sites: Vec<Site>,
 }
 
 /// The whole CUDA file for a plan.
@@ -67,8 +80,17 @@ pub(crate) fn emit(plan: &Plan, unroll: u32) -> Result<Emitted, CudaError> {
     );
     source.push_str(crate::prelude::PRELUDE);
     let mut kernels = Vec::new();
-    for k in &plan.kernels {
-        let printed = kernel(program, k, false);
+    if plan.kernels.len() >= (i32::MAX / KERNEL_SITES) as usize {
+        return Err(CudaError::Unsupported(format!(
+            "`{}` has {} kernels (at most {})",
+            program.name,
+            plan.kernels.len(),
+            i32::MAX / KERNEL_SITES - 1
+        )));
+    }
+    for (n, k) in plan.kernels.iter().enumerate() {
+        let base = n as i32 * KERNEL_SITES;
+        let printed = kernel(program, k, Entry::Plain, base);
         if !printed.errors.is_empty() {
             return Err(CudaError::Unsupported(format!(
                 "kernel {} of `{}`: {}",
@@ -84,15 +106,28 @@ pub(crate) fn emit(plan: &Plan, unroll: u32) -> Result<Emitted, CudaError> {
             sites: printed.sites,
             v4: None,
             v4_sites: vec![],
+            rows: None,
+            rows_sites: vec![],
         };
         if k.mapping.is_elementwise() {
             if let Some(plan4) = vec4_plan(program, k) {
-                let printed = kernel(program, k, true);
+                let printed = kernel(program, k, Entry::Vec4, base);
                 if printed.errors.is_empty() {
                     source.push('\n');
                     source.push_str(&printed.code);
                     info.v4 = Some(plan4.conditions);
                     info.v4_sites = plan4.sites;
+                }
+            }
+        }
+        if k.mapping == Mapping::RowReduction && block_shareable(&k.body) {
+            if let Some(plan) = crate::stage_rows::row_plan(program, k) {
+                let printed = kernel(program, k, Entry::Rows, base + ROWS_SITE_BASE);
+                if printed.errors.is_empty() {
+                    source.push('\n');
+                    source.push_str(&printed.code);
+                    info.rows = Some(plan.ranges());
+                    info.rows_sites = printed.sites;
                 }
             }
         }
@@ -106,8 +141,31 @@ pub(crate) fn symbol(k: &Kernel) -> String {
     format!("tile_{}", k.name)
 }
 
-fn kernel(program: &Program, k: &Kernel, v4: bool) -> tile_emit::Printed {
-    let mut p = Printer::new(&dialect::CUDA, program);
+/// Which entry point of a kernel to print.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Entry {
+    /// The general one (`tile_kN`).
+    Plain,
+    /// Four elements per thread with 16-byte accesses (`tile_kN_v4`).
+    Vec4,
+    /// Rows staged in shared memory (`tile_kN_rows`).
+    Rows,
+}
+
+fn kernel(program: &Program, k: &Kernel, entry: Entry, site_base: i32) -> tile_emit::Printed {
+    let v4 = entry == Entry::Vec4;
+    // The `_rows` entry point's plan; its scratch rows are parameters of
+    // the program the printer sees.
+    let rows = match (entry, k.mapping) {
+        (Entry::Rows, Mapping::RowReduction) => crate::stage_rows::row_plan(program, k),
+        _ => None,
+    };
+    let extended = match &rows {
+        Some(r) => tile_emit::with_scratch(program, &r.scratch),
+        None => program.clone(),
+    };
+    let mut p = Printer::new(&dialect::CUDA, &extended);
+    p.set_site_base(site_base as u32);
     let domain: Vec<String> = k
         .domain
         .iter()
@@ -121,20 +179,20 @@ fn kernel(program: &Program, k: &Kernel, v4: bool) -> tile_emit::Printed {
     p.line(format!(
         "/* {}{}: {}{}; stores {}; reads {} */",
         k.name,
-        if v4 {
-            " (4 elements per thread, 16-byte accesses)"
-        } else {
-            ""
+        match entry {
+            Entry::Plain => "",
+            Entry::Vec4 => " (4 elements per thread, 16-byte accesses)",
+            Entry::Rows => " (rows staged in shared memory)",
         },
         k.mapping.name(),
         over,
         k.stores.join(", "),
         k.reads.join(", ")
     ));
-    let name = if v4 {
-        format!("{}_v4", symbol(k))
-    } else {
-        symbol(k)
+    let name = match entry {
+        Entry::Plain => symbol(k),
+        Entry::Vec4 => format!("{}_v4", symbol(k)),
+        Entry::Rows => format!("{}_rows", symbol(k)),
     };
     p.open(format!(
         "extern \"C\" __global__ void {name}(const TileArgs a)"
@@ -147,7 +205,7 @@ fn kernel(program: &Program, k: &Kernel, v4: bool) -> tile_emit::Printed {
     match k.mapping {
         Mapping::ElementGrid | Mapping::Split if v4 => element_grid_v4(&mut p, program, k),
         Mapping::ElementGrid | Mapping::Split => element_grid(&mut p, k),
-        Mapping::RowReduction => row_reduction(&mut p, k),
+        Mapping::RowReduction => row_reduction(&mut p, k, rows.as_ref(), &extended),
         Mapping::Serial => {
             p.line("if (blockIdx.x != 0 || threadIdx.x != 0) return;");
             p.vector_loops = false;
@@ -474,7 +532,7 @@ fn v4_body(p: &mut Printer, program: &Program, k: &Kernel, jname: &str, c: &str,
         p.line(format!(
             "if (!({})) {{ atomicExch(err, {}); return; }}",
             in_box4(p, buf, index),
-            V4_SITE_BASE + site
+            p.site_base() as i32 + V4_SITE_BASE + site
         ));
         let decl = if unroll == 1 { "const float4 " } else { "" };
         p.line(format!(
@@ -544,7 +602,7 @@ fn v4_body(p: &mut Printer, program: &Program, k: &Kernel, jname: &str, c: &str,
         p.line(format!(
             "if (!({})) {{ atomicExch(err, {}); return; }}",
             in_box4(p, buf, idx),
-            V4_SITE_BASE + site
+            p.site_base() as i32 + V4_SITE_BASE + site
         ));
         p.line(format!(
             "*reinterpret_cast<float4 *>({} + {}) = make_float4({});",
@@ -594,7 +652,7 @@ fn has_reduce(e: &Expr) -> bool {
     e.has_reduction()
 }
 
-fn row_reduction(p: &mut Printer, k: &Kernel) {
+fn row_reduction(p: &mut Printer, k: &Kernel, plan: Option<&RowPlan>, extended: &Program) {
     let row = &k.domain[0];
     p.line(format!(
         "const long long dl0 = {}, dn0 = {};",
@@ -602,16 +660,37 @@ fn row_reduction(p: &mut Printer, k: &Kernel) {
         p.extent(&row.lo, &row.hi)
     ));
     p.line("__shared__ double tile_smem[33];");
+    if let Some(plan) = plan {
+        crate::stage_rows::declare_staging(p, plan, extended);
+    }
     p.open("for (long long r = blockIdx.x; r < dn0; r += gridDim.x)");
     let depth = p.scope_len();
     let rv = Printer::var_name(&row.name);
     p.line(format!("const long long {rv} = dl0 + r;"));
     p.bind_loop(&row.name, &rv);
-    if block_shareable(&k.body) {
+    let body = plan.map_or(&k.body, |r| &r.body);
+    if block_shareable(body) {
+        let ctx = RowCtx { plan };
+        if let Some(plan) = plan {
+            crate::stage_rows::print_staging(p, &plan.staged, &rv);
+        }
         let mut red = 0;
+        // Clones live on the heap until printing ends (sites are numbered
+        // by node address).
         let mut keep = Vec::new();
-        for s in &k.body {
-            row_stmt(p, s, &mut red, &mut keep);
+        let mut kept_stmts: Vec<Box<Stmt>> = Vec::new();
+        for s in body {
+            let mut s = Box::new(s.clone());
+            if let Some(plan) = plan {
+                crate::stage_rows::replace_staged_loads(&mut s, &row.name, &plan.staged);
+            }
+            row_stmt(p, &s, &mut red, &mut keep, &ctx);
+            kept_stmts.push(s);
+        }
+        // The next row's staging must wait for every read of this one.
+        let ends_with_barrier = matches!(body.last(), Some(Stmt::For { .. } | Stmt::Store { .. }));
+        if plan.is_some() && !ends_with_barrier {
+            p.line("__syncthreads();");
         }
     } else {
         p.open("if (threadIdx.x == 0)");
@@ -622,6 +701,45 @@ fn row_reduction(p: &mut Printer, k: &Kernel) {
     }
     p.truncate_scope(depth);
     p.close();
+}
+
+/// What row statements are printed against: the `_rows` plan, if any.
+struct RowCtx<'a> {
+    plan: Option<&'a RowPlan>,
+}
+
+/// Opens a loop of the block's threads over `var in lo..hi` (C code `bl`,
+/// `bh`) and binds `var` as `cv`. A loop over a row in shared memory (so
+/// no longer than shared memory) counts with 32 bits and binds the staged
+/// elements; any other counts with 64.
+#[allow(clippy::too_many_arguments)]
+fn open_strided(
+    p: &mut Printer,
+    ctx: &RowCtx,
+    var: &str,
+    cv: &str,
+    bl: &str,
+    bh: &str,
+    lo: &Expr,
+    hi: &Expr,
+) {
+    match ctx.plan.filter(|r| r.short(lo, hi)) {
+        Some(plan) => {
+            let q = p.tmp("q");
+            p.open(format!(
+                "for (int {q} = threadIdx.x; {q} < (int)({bh} - {bl}); {q} += blockDim.x)"
+            ));
+            p.line(format!("const long long {cv} = {bl} + {q};"));
+            p.bind_loop(var, cv);
+            crate::stage_rows::bind_staged(p, &plan.staged, var, &q, lo, hi);
+        }
+        None => {
+            p.open(format!(
+                "for (long long {cv} = {bl} + threadIdx.x; {cv} < {bh}; {cv} += blockDim.x)"
+            ));
+            p.bind_loop(var, cv);
+        }
+    }
 }
 
 /// Whether a row's statements can be shared by the block: bindings with
@@ -676,7 +794,16 @@ fn sfx(t: VTy) -> &'static str {
 
 /// Replaces each reduction in `e` by a block-wide reduction bound to a
 /// fresh name.
-fn lower_reductions(p: &mut Printer, e: &mut Expr, red: &mut usize, keep: &mut Vec<Expr>) {
+// `Box`es in `keep`: the printer numbers sites by node address, so the
+// printed nodes must stay where they were until printing ends.
+#[allow(clippy::vec_box)]
+fn lower_reductions(
+    p: &mut Printer,
+    e: &mut Expr,
+    red: &mut usize,
+    keep: &mut Vec<Box<Expr>>,
+    ctx: &RowCtx,
+) {
     if let Expr::Reduce {
         op,
         var,
@@ -690,16 +817,21 @@ fn lower_reductions(p: &mut Printer, e: &mut Expr, red: &mut usize, keep: &mut V
         let bl = p.tmp("bnd");
         let bh = p.tmp("bnd");
         p.line(format!("const long long {bl} = {lo_c}, {bh} = {hi_c};"));
+        let cv = Printer::var_name(var);
+        // The body's type with its variable (and staged rows) in scope.
+        let depth = p.scope_len();
+        p.bind_loop(var, &cv);
+        if let Some(plan) = ctx.plan {
+            crate::stage_rows::bind_staged(p, &plan.staged, var, "0", lo, hi);
+        }
         let t = p.value_type(body);
+        p.truncate_scope(depth);
         let acc = format!("red{}", *red);
         *red += 1;
         p.line(format!("{} {acc} = {};", scalar(t), identity(*op, t)));
-        let cv = Printer::var_name(var);
-        p.open(format!(
-            "for (long long {cv} = {bl} + threadIdx.x; {cv} < {bh}; {cv} += blockDim.x)"
-        ));
+        p.begin_checked_level(var, &bl, &bh, &[], &[body]);
         let depth = p.scope_len();
-        p.bind_loop(var, &cv);
+        open_strided(p, ctx, var, &cv, &bl, &bh, lo, hi);
         let (b, _) = p.lower_as(body, t);
         let combine = match op {
             ReduceOp::Sum => format!("{acc} = {acc} + {b};"),
@@ -709,17 +841,18 @@ fn lower_reductions(p: &mut Printer, e: &mut Expr, red: &mut usize, keep: &mut V
         p.line(combine);
         p.truncate_scope(depth);
         p.close();
+        p.end_checked_level();
         p.line(format!(
             "{acc} = tile_block_{}_{}({acc}, tile_smem);",
             op.name(),
             sfx(t)
         ));
         p.bind_value(&acc, &acc, t);
-        keep.push(std::mem::replace(e, Expr::var(&acc)));
+        keep.push(Box::new(std::mem::replace(e, Expr::var(&acc))));
         return;
     }
     for c in e.children_mut() {
-        lower_reductions(p, c, red, keep);
+        lower_reductions(p, c, red, keep, ctx);
     }
 }
 
@@ -727,12 +860,13 @@ fn lower_reductions(p: &mut Printer, e: &mut Expr, red: &mut usize, keep: &mut V
 /// pushed to `keep` so they outlive the kernel's printing: the printer
 /// numbers failure sites by node address, and a freed node's address could
 /// be reused by a later clone.
-fn row_stmt(p: &mut Printer, s: &Stmt, red: &mut usize, keep: &mut Vec<Expr>) {
+#[allow(clippy::vec_box)]
+fn row_stmt(p: &mut Printer, s: &Stmt, red: &mut usize, keep: &mut Vec<Box<Expr>>, ctx: &RowCtx) {
     p.set_line(s.span().line);
     match s {
         Stmt::Let { name, value, .. } => {
-            let mut v = value.clone();
-            lower_reductions(p, &mut v, red, keep);
+            let mut v = Box::new(value.clone());
+            lower_reductions(p, &mut v, red, keep, ctx);
             let (code, ty) = p.lower(&v);
             let t = p.tmp("val");
             p.line(format!("const {} {t} = {code}; /* {name} */", scalar(ty)));
@@ -744,13 +878,17 @@ fn row_stmt(p: &mut Printer, s: &Stmt, red: &mut usize, keep: &mut Vec<Expr>) {
             let (lo, _) = p.lower_as(&lv.lo, VTy::Int);
             let (hi, _) = p.lower_as(&lv.hi, VTy::Int);
             let cv = Printer::var_name(&lv.name);
-            p.open(format!(
-                "for (long long {cv} = ({lo}) + threadIdx.x; {cv} < ({hi}); {cv} += blockDim.x)"
-            ));
+            let bl = p.tmp("bnd");
+            let bh = p.tmp("bnd");
+            p.open("");
+            p.line(format!("const long long {bl} = {lo}, {bh} = {hi};"));
+            p.begin_checked_level(&lv.name, &bl, &bh, body, &[]);
             let depth = p.scope_len();
-            p.bind_loop(&lv.name, &cv);
+            open_strided(p, ctx, &lv.name, &cv, &bl, &bh, &lv.lo, &lv.hi);
             p.stmts(body);
             p.truncate_scope(depth);
+            p.close();
+            p.end_checked_level();
             p.close();
             p.line("__syncthreads();");
         }

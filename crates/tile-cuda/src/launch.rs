@@ -1,7 +1,7 @@
 //! Compiling a plan to a loaded module, and running it: argument checks,
 //! uploads, launches on the stream, the failure word, downloads.
 
-use crate::emit::{self, KernelInfo, V4_SITE_BASE};
+use crate::emit::{self, KernelInfo, KERNEL_SITES, ROWS_SITE_BASE, V4_SITE_BASE};
 use crate::nvrtc::Nvrtc;
 use crate::runtime::{gpu, DeviceBuffer, Gpu};
 use crate::CudaError;
@@ -23,6 +23,13 @@ pub struct CudaOptions {
     /// Column quads per thread in the 16-byte entry points
     /// (`TILE_CUDA_UNROLL`, default 1): an experiment, not yet the default.
     pub unroll: u32,
+    /// Allow the row kernels that stage rows in shared memory (`_rows`
+    /// entry points; `TILE_CUDA_ROWS=0` disables).
+    pub stage_rows: bool,
+    /// Threads per block of row kernels (`TILE_CUDA_ROW_BLOCK`); `None`
+    /// picks per launch: 256, or for staged rows one thread per 16
+    /// elements of the longest row, up to 1024.
+    pub row_block: Option<u32>,
 }
 
 impl Default for CudaOptions {
@@ -36,6 +43,11 @@ impl Default for CudaOptions {
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(1)
                 .clamp(1, 8),
+            stage_rows: std::env::var("TILE_CUDA_ROWS").map_or(true, |v| v != "0"),
+            row_block: std::env::var("TILE_CUDA_ROW_BLOCK")
+                .ok()
+                .and_then(|v| v.parse::<u32>().ok())
+                .map(|b| b.clamp(32, 1024)),
         }
     }
 }
@@ -52,6 +64,14 @@ struct TileArgs {
     err: u64,
 }
 
+/// The loaded entry points of one kernel.
+#[derive(Clone, Copy)]
+struct Funcs {
+    plain: crate::driver::Handle,
+    v4: Option<crate::driver::Handle>,
+    rows: Option<crate::driver::Handle>,
+}
+
 /// A plan compiled and loaded on the GPU.
 pub struct CudaModule {
     gpu: Arc<Gpu>,
@@ -59,7 +79,7 @@ pub struct CudaModule {
     source: String,
     hash: String,
     kernels: Vec<KernelInfo>,
-    funcs: Vec<(crate::driver::Handle, Option<crate::driver::Handle>)>,
+    funcs: Vec<Funcs>,
     opts: CudaOptions,
     nvrtc_version: String,
 }
@@ -138,16 +158,25 @@ pub fn compile(plan: &Plan, opts: &CudaOptions) -> Result<CudaModule, CudaError>
         if k.v4.is_some() {
             names.push(format!("{}_v4", k.name));
         }
+        if k.rows.is_some() {
+            names.push(format!("{}_rows", k.name));
+        }
     }
     let (_module, handles) = gpu.load_module(&cubin, &names)?;
     let mut funcs = Vec::new();
     let mut it = handles.into_iter();
     for k in &emitted.kernels {
-        let f = it
+        let plain = it
             .next()
             .ok_or_else(|| CudaError::Unsupported("missing kernel handle".into()))?;
-        let v = if k.v4.is_some() { it.next() } else { None };
-        funcs.push((f, v));
+        let v4 = if k.v4.is_some() { it.next() } else { None };
+        let rows = if k.rows.is_some() { it.next() } else { None };
+        if let Some(f) = rows {
+            // Rows longer than the default 48 KiB of dynamic shared memory
+            // need the kernel's opt-in up to the device's limit.
+            gpu.allow_dynamic_shared(f, staging_limit(&gpu))?;
+        }
+        funcs.push(Funcs { plain, v4, rows });
     }
     Ok(CudaModule {
         gpu,
@@ -159,6 +188,12 @@ pub fn compile(plan: &Plan, opts: &CudaOptions) -> Result<CudaModule, CudaError>
         opts: opts.clone(),
         nvrtc_version: nv.version(),
     })
+}
+
+/// The most dynamic shared memory a `_rows` launch takes: the device's
+/// opt-in limit less room for the kernel's static shared memory.
+fn staging_limit(gpu: &Gpu) -> u32 {
+    gpu.max_shared_optin.saturating_sub(1024)
 }
 
 /// Arguments uploaded to the device, ready for repeated launches.
@@ -259,12 +294,12 @@ impl CudaModule {
                 (hi - lo).max(0)
             };
             let block = self.opts.block.max(32);
-            let (f, v4) = self.funcs[n];
+            let Funcs { plain: f, v4, rows } = self.funcs[n];
             match k.mapping {
                 Mapping::ElementGrid | Mapping::Split => {
                     let exts: Vec<i64> = k.domain.iter().map(ext).collect();
                     if exts.is_empty() {
-                        self.gpu.launch(f, (1, 1), 1, &args)?;
+                        self.gpu.launch(f, (1, 1), 1, 0, &args)?;
                         continue;
                     }
                     if exts.contains(&0) {
@@ -282,20 +317,43 @@ impl CudaModule {
                     };
                     let gx = ((cols + block as i64 - 1) / block as i64).clamp(1, 1 << 30) as u32;
                     let gy = rows.clamp(1, 65535) as u32;
-                    self.gpu.launch(func, (gx, gy), block, &args)?;
+                    self.gpu.launch(func, (gx, gy), block, 0, &args)?;
                 }
                 Mapping::RowReduction => {
-                    let rows = ext(&k.domain[0]);
-                    if rows == 0 {
+                    let nrows = ext(&k.domain[0]);
+                    if nrows == 0 {
                         continue;
                     }
-                    let grid = rows.clamp(1, 1 << 20) as u32;
-                    self.gpu.launch(f, (grid, 1), block, &args)?;
+                    let grid = nrows.clamp(1, 1 << 20) as u32;
+                    match (rows, self.staging_bytes(n, &b.sizes)) {
+                        (Some(staged), Some((bytes, longest))) if self.opts.stage_rows => {
+                            // Long rows take more threads: about 16
+                            // elements per thread (measured on an H200:
+                            // 256 threads best at 4096, 1024 at 16384).
+                            let block = self.opts.row_block.unwrap_or_else(|| {
+                                ((longest / 16).next_power_of_two() as u32).clamp(256, 1024)
+                            });
+                            self.gpu.launch(staged, (grid, 1), block, bytes, &args)?
+                        }
+                        _ => {
+                            let block = self.opts.row_block.unwrap_or(256);
+                            self.gpu.launch(f, (grid, 1), block, 0, &args)?
+                        }
+                    }
                 }
-                Mapping::Serial => self.gpu.launch(f, (1, 1), 1, &args)?,
+                Mapping::Serial => self.gpu.launch(f, (1, 1), 1, 0, &args)?,
             }
         }
         Ok(())
+    }
+
+    /// Dynamic shared memory for kernel `n`'s `_rows` entry point at these
+    /// sizes and its longest row, when it has one and the rows fit the
+    /// device's limit.
+    fn staging_bytes(&self, n: usize, sizes: &Sizes) -> Option<(u32, u64)> {
+        let staged = self.kernels[n].rows.as_ref()?;
+        let (bytes, longest) = crate::stage_rows::staging_bytes(staged, sizes)?;
+        (bytes > 0 && bytes <= staging_limit(&self.gpu) as u64).then_some((bytes as u32, longest))
     }
 
     fn v4_aligned(&self, n: usize, k: &tile_plan::Kernel, sizes: &Sizes) -> bool {
@@ -329,10 +387,21 @@ impl CudaModule {
             return Ok(());
         }
         b.err.fill_u32(0)?;
-        for (k, info) in self.kernels.iter().enumerate() {
-            let _ = k;
-            if site >= V4_SITE_BASE {
-                if let Some(buf) = info.v4_sites.get((site - V4_SITE_BASE - 1) as usize) {
+        let (k, within) = (site / KERNEL_SITES, site % KERNEL_SITES);
+        if let Some(info) = usize::try_from(k).ok().and_then(|k| self.kernels.get(k)) {
+            let out = |s: &tile_emit::Site| CudaError::OutOfBounds {
+                kernel: info.name.clone(),
+                what: s.what.to_string(),
+                buf: s.buf.clone(),
+                line: s.line,
+            };
+            let index = |base: i32| (within - base - 1) as usize;
+            if within > ROWS_SITE_BASE {
+                if let Some(s) = info.rows_sites.get(index(ROWS_SITE_BASE)) {
+                    return Err(out(s));
+                }
+            } else if within > V4_SITE_BASE {
+                if let Some(buf) = info.v4_sites.get(index(V4_SITE_BASE)) {
                     return Err(CudaError::OutOfBounds {
                         kernel: info.name.clone(),
                         what: "vector access".into(),
@@ -340,13 +409,8 @@ impl CudaModule {
                         line: 0,
                     });
                 }
-            } else if let Some(s) = info.sites.get((site - 1) as usize) {
-                return Err(CudaError::OutOfBounds {
-                    kernel: info.name.clone(),
-                    what: s.what.to_string(),
-                    buf: s.buf.clone(),
-                    line: s.line,
-                });
+            } else if let Some(s) = info.sites.get(index(0)) {
+                return Err(out(s));
             }
         }
         Err(CudaError::OutOfBounds {

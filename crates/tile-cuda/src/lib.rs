@@ -24,6 +24,7 @@ mod launch;
 pub mod nvrtc;
 mod prelude;
 pub mod runtime;
+mod stage_rows;
 
 pub use launch::{compile, Bound, CudaModule, CudaOptions};
 pub use runtime::{gpu, DeviceBuffer, Gpu};

@@ -1,7 +1,10 @@
 //! The CUDA runtime: one context per process (the device's primary
 //! context), a stream, device buffers, module loading and launches.
 
-use crate::driver::{DevicePtr, Driver, Handle, ATTR_CC_MAJOR, ATTR_CC_MINOR, ATTR_SM_COUNT};
+use crate::driver::{
+    DevicePtr, Driver, Handle, ATTR_CC_MAJOR, ATTR_CC_MINOR, ATTR_SHARED_OPTIN, ATTR_SM_COUNT,
+    FUNC_ATTR_MAX_DYNAMIC_SHARED,
+};
 use crate::CudaError;
 use std::ffi::c_void;
 use std::sync::{Arc, OnceLock};
@@ -19,6 +22,8 @@ pub struct Gpu {
     pub cc: (i32, i32),
     /// Driver version (e.g. 13000).
     pub driver_version: i32,
+    /// Shared memory a block may use when the kernel opts in, in bytes.
+    pub max_shared_optin: u32,
 }
 
 // SAFETY: the driver's handles may be used from any thread once the
@@ -81,6 +86,7 @@ fn init() -> Result<Gpu, CudaError> {
         };
         let sm_count = attr(ATTR_SM_COUNT)? as u32;
         let cc = (attr(ATTR_CC_MAJOR)?, attr(ATTR_CC_MINOR)?);
+        let max_shared_optin = attr(ATTR_SHARED_OPTIN)?.max(0) as u32;
         let mut ver = 0;
         drv.check((drv.driver_get_version)(&mut ver), "cuDriverGetVersion")?;
         let mut ctx: Handle = std::ptr::null_mut();
@@ -100,6 +106,7 @@ fn init() -> Result<Gpu, CudaError> {
             sm_count,
             cc,
             driver_version: ver,
+            max_shared_optin,
         })
     }
 }
@@ -168,12 +175,23 @@ impl Gpu {
         Ok((module, funcs))
     }
 
-    /// Launches `f` with one by-value parameter block.
+    /// Lets `f` take up to `bytes` of dynamic shared memory per block.
+    pub(crate) fn allow_dynamic_shared(&self, f: Handle, bytes: u32) -> Result<(), CudaError> {
+        // SAFETY: a function handle from a loaded module.
+        self.drv.check(
+            unsafe { (self.drv.func_set_attribute)(f, FUNC_ATTR_MAX_DYNAMIC_SHARED, bytes as i32) },
+            "cuFuncSetAttribute",
+        )
+    }
+
+    /// Launches `f` with one by-value parameter block and `shared` bytes
+    /// of dynamic shared memory.
     pub(crate) fn launch<T>(
         &self,
         f: Handle,
         grid: (u32, u32),
         block: u32,
+        shared: u32,
         args: &T,
     ) -> Result<(), CudaError> {
         let mut p = [args as *const T as *mut c_void];
@@ -189,7 +207,7 @@ impl Gpu {
                     block,
                     1,
                     1,
-                    0,
+                    shared,
                     self.stream,
                     p.as_mut_ptr(),
                     std::ptr::null_mut(),

@@ -84,6 +84,55 @@ fn the_seed_pairs_get_a_16_byte_entry_point() {
 }
 
 #[test]
+fn row_programs_stage_each_row_once() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/programs/controls");
+    // Loads of `x` in the program text (softmax: max, sum, store loop;
+    // RMSNorm: x * x, store loop; LayerNorm: mean, two in the variance,
+    // store loop), and the reads of the staged row that remain in the
+    // staged kernel (softmax computes each exponential once, into a
+    // scratch row, so its store loop reads that instead).
+    for (f, loads, staged_reads) in [("softmax", 3, 2), ("rmsnorm", 3, 3), ("layernorm", 4, 4)] {
+        let program = tile_ir::parse_program(
+            &std::fs::read_to_string(root.join(format!("{f}.tile"))).unwrap(),
+        )
+        .unwrap();
+        let src = tile_cuda::emit_cuda(&compile(&program, &Options::default()).unwrap()).unwrap();
+        let (plain, rows) = src
+            .split_once("void tile_k0_rows(const TileArgs a)")
+            .unwrap_or_else(|| panic!("{f}: no staged entry point"));
+        // The streaming kernel reads `x` from device memory in every pass
+        // over the row; the staged one only in its 16-byte copy (and the
+        // scalar copy of a ragged or misaligned row).
+        assert_eq!(plain.matches("p_x[").count(), loads, "{f}");
+        assert!(
+            !rows.contains("p_x["),
+            "{f}: staged kernel reads x directly"
+        );
+        assert!(
+            rows.contains("reinterpret_cast<const float4 *>(src)[q]"),
+            "{f}: staged copy uses 16-byte loads"
+        );
+        assert_eq!(
+            rows.matches("tile_rows[ro0 + q").count(),
+            staged_reads,
+            "{f}"
+        );
+        if f == "softmax" {
+            assert_eq!(
+                plain.matches("tile_exp_f32(").count(),
+                2 + 1,
+                "{f}: prelude + two"
+            );
+            assert_eq!(
+                rows.matches("tile_exp_f32(").count(),
+                1,
+                "{f}: once per element"
+            );
+        }
+    }
+}
+
+#[test]
 fn no_gpu_is_a_plain_error() {
     match tile_cuda::gpu() {
         Ok(g) => println!(

@@ -91,16 +91,18 @@ fn every_fixture_matches_the_interpreter() {
             }
         }
         for sizes in all {
-            for (vec4, unroll) in [(true, 1), (false, 1), (true, 4)] {
+            for (vec4, unroll, stage_rows) in [(true, 1, true), (false, 1, false), (true, 4, true)]
+            {
                 runs += 1;
                 let opts = tile_cuda::CudaOptions {
                     vec4,
                     unroll,
+                    stage_rows,
                     ..Default::default()
                 };
                 if let Err(e) = check(&program, &sizes, &opts) {
                     failures.push(format!(
-                        "{} (vec4 {vec4}, unroll {unroll}): {e}",
+                        "{} (vec4 {vec4}, unroll {unroll}, staged rows {stage_rows}): {e}",
                         f.display()
                     ));
                 }
@@ -269,6 +271,115 @@ proptest! {
     }
 }
 
+/// Runs `program` with rows staged in shared memory and without, and
+/// returns whether every output is identical bit for bit.
+fn staged_and_streaming_agree(program: &tile_ir::Program, sizes: &Sizes) -> Result<(), String> {
+    let Some(args) = fixture::arguments(program, sizes) else {
+        return Ok(());
+    };
+    let plan = compile(program, &Options::default()).map_err(|e| e.to_string())?;
+    let mut outs = Vec::new();
+    for stage_rows in [true, false] {
+        let opts = tile_cuda::CudaOptions {
+            stage_rows,
+            ..Default::default()
+        };
+        let module = tile_cuda::compile(&plan, &opts).map_err(|e| e.to_string())?;
+        let mut got = args.clone();
+        module.run(&mut got, sizes).map_err(|e| e.to_string())?;
+        outs.push(got);
+    }
+    for (name, a) in &outs[0] {
+        if a.as_bytes() != outs[1][name].as_bytes() {
+            return Err(format!(
+                "`{name}` differs between staged and streaming rows ({sizes:?})"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Random row programs: two reductions over elements of two staged
+/// inputs, a weight vector and a reversed (unstaged) read, then a store
+/// loop using both results.
+fn row_expr(depth: u32) -> BoxedStrategy<String> {
+    let leaf = prop_oneof![
+        Just("a[i, j]".to_string()),
+        Just("b[i, j]".to_string()),
+        Just("w[j]".to_string()),
+        Just("a[i, N - 1 - j]".to_string()),
+        (-20i32..20).prop_map(|k| format!("{:.2}", k as f64 / 8.0)),
+    ];
+    if depth == 0 {
+        return leaf.boxed();
+    }
+    let sub = row_expr(depth - 1);
+    prop_oneof![
+        2 => leaf,
+        3 => (sub.clone(), sub.clone(), prop_oneof![Just("+"), Just("-"), Just("*")]).prop_map(|(x, y, o)| format!("({x} {o} {y})")),
+        2 => (sub.clone(), prop_oneof![Just("exp"), Just("tanh"), Just("sigmoid"), Just("abs")]).prop_map(|(x, f)| format!("{f}({x} * 0.5)")),
+        1 => (sub.clone(), sub).prop_map(|(x, y)| format!("max({x}, {y})")),
+    ]
+    .boxed()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 40, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_row_programs_match_the_interpreter(
+        e1 in row_expr(2), e2 in row_expr(2), e3 in row_expr(2),
+        f2 in prop_oneof![Just("exp"), Just("tanh"), Just("sigmoid")],
+        op1 in prop_oneof![Just("sum"), Just("max"), Just("min")],
+        reuse in any::<bool>(),
+        m in prop_oneof![Just(0i64), Just(1), Just(3), Just(17)],
+        n in prop_oneof![Just(1i64), Just(3), Just(4), Just(127), Just(1025), Just(4099)],
+    ) {
+        if !gpu_or_skip("random_row_programs_match_the_interpreter") {
+            return Ok(());
+        }
+        // With `reuse` the store loop computes the second reduction's body
+        // again, which the staged kernel caches in a scratch row.
+        let e2 = format!("{f2}({e2} * 0.5)");
+        let again = if reuse { format!(" + {e2} * 0.25") } else { String::new() };
+        let text = format!(
+            "program r(a: in f32[M, N], b: in f32[M, N], w: in f32[N], y: out f32[M, N]) {{\n  for i in 0..M {{\n    s = {op1}(j in 0..N: {e1})\n    t = sum(j in 0..N: {e2})\n    for j in 0..N {{\n      y[i, j] = {e3} + tanh(s * 0.01) * a[i, j] + tanh(t * 0.01){again}\n    }}\n  }}\n}}"
+        );
+        let program = tile_ir::parse_program(&text).unwrap();
+        let sizes = Sizes::from([("M".into(), m), ("N".into(), n)]);
+        let r = check(&program, &sizes, &Default::default());
+        prop_assert!(r.is_ok(), "{}\n{text}", r.unwrap_err());
+        let r = staged_and_streaming_agree(&program, &sizes);
+        prop_assert!(r.is_ok(), "{}\n{text}", r.unwrap_err());
+    }
+}
+
+#[test]
+fn a_row_outside_the_box_fails_before_it_is_read() {
+    if !gpu_or_skip("a_row_outside_the_box_fails_before_it_is_read") {
+        return;
+    }
+    // The row loop runs one row past `x`'s box: the staged copy must
+    // report it (and the streaming kernel too), naming `x`.
+    let text = "program p(x: in f32[M, N], y: out f32[M, N]) {\n  for i in 0..M {\n    s = sum(j in 0..N: x[i + 1, j])\n    for j in 0..N {\n      y[i, j] = s\n    }\n  }\n}";
+    let program = tile_ir::parse_program(text).unwrap();
+    let plan = compile(&program, &Options::default()).unwrap();
+    for stage_rows in [true, false] {
+        let opts = tile_cuda::CudaOptions {
+            stage_rows,
+            ..Default::default()
+        };
+        let module = tile_cuda::compile(&plan, &opts).unwrap();
+        let sizes = Sizes::from([("M".into(), 4), ("N".into(), 64)]);
+        let mut args = fixture::arguments(&program, &sizes).unwrap();
+        let e = module.run(&mut args, &sizes).unwrap_err().to_string();
+        assert!(
+            e.contains("out of bounds of `x`"),
+            "staged {stage_rows}: {e}"
+        );
+    }
+}
+
 #[test]
 fn long_rows_are_accurate() {
     if !gpu_or_skip("long_rows_are_accurate") {
@@ -281,9 +392,12 @@ fn long_rows_are_accurate() {
         let text = std::fs::read_to_string(root.join(format!("tests/programs/controls/{f}.tile")))
             .unwrap();
         let program = tile_ir::parse_program(&text).unwrap();
-        for n in [4097, 16384] {
+        for n in [4097, 16384, 60000] {
             let sizes = Sizes::from([("M".into(), 3), ("N".into(), n)]);
             if let Err(e) = check(&program, &sizes, &Default::default()) {
+                panic!("{f} N={n}: {e}");
+            }
+            if let Err(e) = staged_and_streaming_agree(&program, &sizes) {
                 panic!("{f} N={n}: {e}");
             }
         }

@@ -32,6 +32,40 @@ impl Printer<'_> {
         self.resolve(t, None)
     }
 
+    /// Records that the text calls the target library's helper `name` (so
+    /// the target includes it) and returns the name.
+    pub fn helper_call(&mut self, name: &str) -> String {
+        self.helper(name.to_string())
+    }
+
+    /// Begins a loop level over `var in lo..hi` (C code evaluated once)
+    /// whose code the target prints itself (strided loops of GPU threads):
+    /// one check, when the range is not empty, for every access that runs
+    /// unconditionally in `stmts` and `exprs`, which then print unchecked.
+    /// End it with [`Printer::end_checked_level`].
+    pub fn begin_checked_level(
+        &mut self,
+        var: &str,
+        lo: &str,
+        hi: &str,
+        stmts: &[tile_ir::Stmt],
+        exprs: &[&Expr],
+    ) {
+        self.precheck(Some((var, lo, hi)), stmts, exprs);
+    }
+
+    /// Ends a level begun with [`Printer::begin_checked_level`].
+    pub fn end_checked_level(&mut self) {
+        self.end_level();
+    }
+
+    /// A failure site for a check the target layer prints itself (staging
+    /// copies, vector accesses): its 1-based id, reported like the
+    /// printer's own sites.
+    pub fn new_site(&mut self, buf: &str, what: &'static str) -> u32 {
+        self.push_site(buf, what)
+    }
+
     /// Makes `name` visible as a uniform value held by the C code `code`.
     pub fn bind_value(&mut self, name: &str, code: &str, ty: VTy) {
         self.scope.push(Bind {
@@ -78,7 +112,6 @@ impl Printer<'_> {
         ptr: &dyn Fn(usize) -> String,
     ) {
         let int = self.d.int;
-        let restrict = self.d.restrict;
         for (n, s) in self.program.size_symbols().iter().enumerate() {
             self.line(format!(
                 "const {int} {} = {};",
@@ -88,28 +121,32 @@ impl Printer<'_> {
             self.bind_size(s);
         }
         for (i, q) in params.iter().enumerate() {
-            let elem = self.storage_type(q.dtype);
-            let c = if written.contains(&q.name) {
-                ""
-            } else {
-                "const "
-            };
-            self.line(format!(
-                "{c}{elem} *{restrict} {} = ({c}{elem} *){};",
-                Printer::ptr_name(&q.name),
-                ptr(i)
-            ));
-            for (d, dim) in q.dims.iter().enumerate() {
-                let lo = self.box_lo(&q.name, d);
-                if lo != "0" {
-                    self.line(format!("const {int} {lo} = {};", self.size_expr(&dim.lo)));
-                }
-                self.line(format!(
-                    "const {int} {} = {};",
-                    Printer::box_n(&q.name, d),
-                    self.extent(&dim.lo, &dim.hi)
-                ));
+            self.declare_param(q, written.contains(&q.name), &ptr(i));
+        }
+    }
+
+    /// Declares one parameter: a typed, `restrict`-qualified pointer from
+    /// the C code `ptr` (`const` unless `written`) and its box constants
+    /// (`lo{d}_{buf}` where the box does not start at 0, `n{d}_{buf}`).
+    pub fn declare_param(&mut self, q: &tile_ir::Param, written: bool, ptr: &str) {
+        let int = self.d.int;
+        let restrict = self.d.restrict;
+        let elem = self.storage_type(q.dtype);
+        let c = if written { "" } else { "const " };
+        self.line(format!(
+            "{c}{elem} *{restrict} {} = ({c}{elem} *){ptr};",
+            Printer::ptr_name(&q.name)
+        ));
+        for (d, dim) in q.dims.iter().enumerate() {
+            let lo = self.box_lo(&q.name, d);
+            if lo != "0" {
+                self.line(format!("const {int} {lo} = {};", self.size_expr(&dim.lo)));
             }
+            self.line(format!(
+                "const {int} {} = {};",
+                Printer::box_n(&q.name, d),
+                self.extent(&dim.lo, &dim.hi)
+            ));
         }
     }
 }

@@ -34,11 +34,13 @@
 
 mod access;
 mod api;
+mod cache_reduced_values;
 mod control;
 pub mod dialect;
 mod lower_expr;
 mod printer;
 
+pub use cache_reduced_values::{cache_reduced_values, with_scratch, ScratchRow};
 pub use control::can_vectorize;
 pub use dialect::{Dialect, VectorSpelling};
 pub use printer::{Printed, Printer, Site, VTy};

@@ -167,6 +167,7 @@ pub struct Printer<'a> {
     pub(crate) mask: Option<Mask>,
     helpers: BTreeSet<String>,
     sites: Vec<Site>,
+    site_base: u32,
     site_ids: HashMap<usize, u32>,
     /// Accesses proven in bounds by the check at the entry of an enclosing
     /// loop level (keyed by node address; used for lookups only).
@@ -195,6 +196,7 @@ impl<'a> Printer<'a> {
             mask: None,
             helpers: BTreeSet::new(),
             sites: Vec::new(),
+            site_base: 0,
             site_ids: HashMap::new(),
             prechecked: Vec::new(),
             line_no: 0,
@@ -268,14 +270,31 @@ impl<'a> Printer<'a> {
         if let Some(&id) = self.site_ids.get(&node) {
             return id;
         }
+        let id = self.push_site(buf, what);
+        self.site_ids.insert(node, id);
+        id
+    }
+
+    /// Appends a site at the current line and returns its id.
+    pub(crate) fn push_site(&mut self, buf: &str, what: &'static str) -> u32 {
         self.sites.push(Site {
             buf: buf.to_string(),
             line: self.line_no,
             what,
         });
-        let id = self.sites.len() as u32;
-        self.site_ids.insert(node, id);
-        id
+        self.site_base + self.sites.len() as u32
+    }
+
+    /// Numbers this kernel's failure sites from `base + 1` (targets with
+    /// one failure word for several kernels or entry points keep their ids
+    /// apart this way); [`Printed::sites`] stays indexed from 0.
+    pub fn set_site_base(&mut self, base: u32) {
+        self.site_base = base;
+    }
+
+    /// The base set by [`Printer::set_site_base`].
+    pub fn site_base(&self) -> u32 {
+        self.site_base
     }
 
     // ---- names ----

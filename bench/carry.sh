@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Copies the release binaries the H200 script needs into .device-carry/
+# (git-ignored; name it in the device tool's `carry`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p .device-carry
+newest() { ls -t target/release/deps/"$1"-* 2>/dev/null | grep -v '\.d$' | head -1; }
+cp target/release/tile .device-carry/tile
+cp target/release/examples/cuda_rows target/release/examples/cuda_pairs .device-carry/
+cp "$(newest gpu)" .device-carry/gpu
+cp "$(newest emit)" .device-carry/emit
+ls -la .device-carry

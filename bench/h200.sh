@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# GPU work on a lent H200 (the device tool), from release binaries built on
+# the development machine and carried in .device-carry/ (bench/carry.sh).
+# Steps run in the order given:
+#
+#   tests          GPU and NVRTC test binaries (logs: gpu_tests.log)
+#   rows           row kernels against a copy (cuda_rows.log)
+#   pairs          seed pairs against a copy (cuda_pairs.log)
+#   quick          quick controls and seed benches (smoke runs, never reported)
+#   seed           starts the six-round seed suite with every GPU peer in the
+#                  background (its own session, so a later call can collect it)
+#   wait[:S]       waits up to S seconds (default 540) for `seed`, then
+#                  collects it (seed.tgz, seed.txt) and audits it
+#   controls       the six-round controls suite against torch_eager
+#                  (controls.tgz, controls.txt)
+#
+# Logs and results go to $OUT (default /tmp/tile-out).
+set -uo pipefail
+out=${OUT:-/tmp/tile-out}
+mkdir -p "$out"
+carry=.device-carry
+export TILE_SOURCE_ROOT=$PWD PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,utilization.gpu --format=csv,noheader | tee -a "$out/nvidia-smi.txt"
+
+for step in "$@"; do
+  echo "== $step ($(date +%T))"
+  case "$step" in
+  tests)
+    { "$carry/gpu" --test-threads 1 --nocapture 2>&1; "$carry/emit" 2>&1; } > "$out/gpu_tests.log"
+    grep -E "SKIPPED|fixture runs|test result|panicked|FAILED" "$out/gpu_tests.log"
+    ;;
+  rows)
+    "$carry/cuda_rows" 37x1537 1024x4096 4096x4096 4096x16384 2>&1 | tee "$out/cuda_rows.log"
+    ;;
+  pairs)
+    "$carry/cuda_pairs" > "$out/cuda_pairs.log" 2>&1; tail -12 "$out/cuda_pairs.log"
+    ;;
+  quick)
+    rm -rf /tmp/q-controls /tmp/q-seed
+    "$carry/tile" bench --target cuda --cases controls --peers torch_eager --quick --out /tmp/q-controls 2>/dev/null | tail -40
+    ;;
+  seed)
+    # A copy of the binary, so a later call may carry a new one.
+    cp "$carry/tile" /tmp/tile-seed
+    rm -rf /tmp/seed /tmp/seed-log; mkdir -p /tmp/seed-log
+    setsid bash -c "/tmp/tile-seed bench --target cuda --peers torch_eager,torch_compile,jax_jit,cupy_elementwise --out /tmp/seed > /tmp/seed-log/out.txt 2> /tmp/seed-log/err.txt; echo \$? > /tmp/seed-log/rc" < /dev/null > /dev/null 2>&1 &
+    echo "seed run started"
+    ;;
+  wait*)
+    limit=${step#wait}; limit=${limit#:}; limit=${limit:-540}
+    for ((s = 0; s < limit; s += 5)); do [ -f /tmp/seed-log/rc ] && break; sleep 5; done
+    tr '\r' '\n' < /tmp/seed-log/err.txt 2>/dev/null | grep -v '^$' | tail -2
+    if [ -f /tmp/seed-log/rc ]; then
+      echo "seed run exit status $(cat /tmp/seed-log/rc)"
+      cp /tmp/seed-log/out.txt "$out/seed.txt"
+      tar -C /tmp -czf "$out/seed.tgz" seed
+      /tmp/tile-seed audit /tmp/seed/results.json 2>&1 | tail -3
+      tail -60 "$out/seed.txt"
+    else
+      echo "seed run still going"
+    fi
+    ;;
+  controls)
+    rm -rf /tmp/controls
+    "$carry/tile" bench --target cuda --cases controls --peers torch_eager --out /tmp/controls 2>"$out/controls.err" > "$out/controls.txt"
+    tar -C /tmp -czf "$out/controls.tgz" controls
+    "$carry/tile" audit /tmp/controls/results.json 2>&1 | tail -3
+    tail -45 "$out/controls.txt"
+    ;;
+  *)
+    echo "unknown step $step"; exit 2
+    ;;
+  esac
+done
