@@ -328,10 +328,18 @@ impl CudaModule {
                     match (rows, self.staging_bytes(n, &b.sizes)) {
                         (Some(staged), Some((bytes, longest))) if self.opts.stage_rows => {
                             // Long rows take more threads: about 16
-                            // elements per thread (measured on an H200:
-                            // 256 threads best at 4096, 1024 at 16384).
+                            // elements per thread, or 2 when there are
+                            // fewer rows than multiprocessors (measured on
+                            // an H200: 256 threads best for 4096-long rows,
+                            // 1024 for 16384-long ones and for 37 rows of
+                            // 1537).
                             let block = self.opts.row_block.unwrap_or_else(|| {
-                                ((longest / 16).next_power_of_two() as u32).clamp(256, 1024)
+                                let per = if nrows < self.gpu.sm_count as i64 {
+                                    2
+                                } else {
+                                    16
+                                };
+                                ((longest / per).next_power_of_two() as u32).clamp(256, 1024)
                             });
                             self.gpu.launch(staged, (grid, 1), block, bytes, &args)?
                         }
