@@ -27,8 +27,9 @@ pub struct CudaOptions {
     /// entry points; `TILE_CUDA_ROWS=0` disables).
     pub stage_rows: bool,
     /// Threads per block of row kernels (`TILE_CUDA_ROW_BLOCK`); `None`
-    /// picks per launch: 256, or for staged rows one thread per 16
-    /// elements of the longest row, up to 1024.
+    /// picks per launch: 256 for streaming rows; for staged rows one
+    /// thread per 16 elements of the longest row (one per 2 when there are
+    /// fewer rows than multiprocessors), from 256 up to 1024.
     pub row_block: Option<u32>,
 }
 
@@ -80,6 +81,8 @@ pub struct CudaModule {
     hash: String,
     kernels: Vec<KernelInfo>,
     funcs: Vec<Funcs>,
+    /// The most dynamic shared memory a `_rows` launch may take.
+    rows_limit: u32,
     opts: CudaOptions,
     nvrtc_version: String,
 }
@@ -165,6 +168,7 @@ pub fn compile(plan: &Plan, opts: &CudaOptions) -> Result<CudaModule, CudaError>
     let (_module, handles) = gpu.load_module(&cubin, &names)?;
     let mut funcs = Vec::new();
     let mut it = handles.into_iter();
+    let mut rows_limit = staging_limit(&gpu);
     for k in &emitted.kernels {
         let plain = it
             .next()
@@ -172,9 +176,12 @@ pub fn compile(plan: &Plan, opts: &CudaOptions) -> Result<CudaModule, CudaError>
         let v4 = if k.v4.is_some() { it.next() } else { None };
         let rows = if k.rows.is_some() { it.next() } else { None };
         if let Some(f) = rows {
-            // Rows longer than the default 48 KiB of dynamic shared memory
-            // need the kernel's opt-in up to the device's limit.
-            gpu.allow_dynamic_shared(f, staging_limit(&gpu))?;
+            // More than the default 48 KiB of dynamic shared memory needs
+            // the kernel's opt-in; where the driver refuses it, launches
+            // stay within the default.
+            if gpu.allow_dynamic_shared(f, rows_limit).is_err() {
+                rows_limit = rows_limit.min(47 * 1024);
+            }
         }
         funcs.push(Funcs { plain, v4, rows });
     }
@@ -185,6 +192,7 @@ pub fn compile(plan: &Plan, opts: &CudaOptions) -> Result<CudaModule, CudaError>
         hash,
         kernels: emitted.kernels,
         funcs,
+        rows_limit,
         opts: opts.clone(),
         nvrtc_version: nv.version(),
     })
@@ -361,7 +369,7 @@ impl CudaModule {
     fn staging_bytes(&self, n: usize, sizes: &Sizes) -> Option<(u32, u64)> {
         let staged = self.kernels[n].rows.as_ref()?;
         let (bytes, longest) = crate::stage_rows::staging_bytes(staged, sizes)?;
-        (bytes > 0 && bytes <= staging_limit(&self.gpu) as u64).then_some((bytes as u32, longest))
+        (bytes > 0 && bytes <= self.rows_limit as u64).then_some((bytes as u32, longest))
     }
 
     fn v4_aligned(&self, n: usize, k: &tile_plan::Kernel, sizes: &Sizes) -> bool {

@@ -26,6 +26,23 @@ typedef tile_vm4 tile_vmd;
 
 int32_t tile_lanes(void) { return TILE_L; }
 
+#include <stdlib.h>
+/* Scratch rows of row kernels: one buffer per thread, grown when a call
+   needs more and kept for later calls. NULL when memory runs out. */
+static __thread void *tile_scr_buf;
+static __thread size_t tile_scr_cap;
+static void *tile_scratch(size_t bytes) {
+  if (bytes > tile_scr_cap) {
+    const size_t n = (bytes + 63) & ~(size_t)63;
+    void *p = aligned_alloc(64, n);
+    if (!p) return 0;
+    free(tile_scr_buf);
+    tile_scr_buf = p;
+    tile_scr_cap = n;
+  }
+  return tile_scr_buf;
+}
+
 static inline tile_vf32 tile_splat_vf32(float x) { return (tile_vf32){0} + x; }
 
 static inline tile_vf64 tile_splat_vf64(double x) { return (tile_vf64){0} + x; }
@@ -110,6 +127,11 @@ void tile_k0(int64_t lo, int64_t hi, const int64_t *restrict S, void *const *res
   const int64_t n1_y = s_N;
   const int64_t dl0 = 0, dn0 = s_M;
   if (lo >= hi || dn0 <= 0) return;
+  const int64_t sb0 = (((s_N) > 0 ? (s_N) : 0) * 4 + 63) & ~(int64_t)63;
+  char *const tile_scr = (char *)tile_scratch((size_t)(0 + sb0) + 64);
+  if (!tile_scr) TILE_FAIL(1);
+  float *restrict p___scr0 = (float *)(tile_scr + 0);
+  const int64_t n0___scr0 = s_N;
   const int64_t rs = dl0 + lo, re = dl0 + hi;
   {
     for (int64_t v_i = rs; v_i < re; v_i++) {
@@ -117,7 +139,7 @@ void tile_k0(int64_t lo, int64_t hi, const int64_t *restrict S, void *const *res
       {
         const int64_t bnd0 = 0, bnd1 = s_N;
         if (bnd1 > bnd0) {
-          if (!(v_i >= 0 && v_i < n0_x && bnd0 >= 0 && (bnd1 - 1) < n1_x)) TILE_FAIL(1);
+          if (!(v_i >= 0 && v_i < n0_x && bnd0 >= 0 && (bnd1 - 1) < n1_x)) TILE_FAIL(2);
         }
         tile_vf32 acc1 = tile_splat_vf32(__builtin_nanf(""));
         int64_t v_j = bnd0;
@@ -133,42 +155,61 @@ void tile_k0(int64_t lo, int64_t hi, const int64_t *restrict S, void *const *res
         red0 = bnd1 > bnd0 ? acc0 : (-__builtin_inff());
       }
       const float val0 = red0; /* m */
-      float red1;
       {
         const int64_t bnd2 = 0, bnd3 = s_N;
-        if (bnd3 > bnd2) {
-          if (!(v_i >= 0 && v_i < n0_x && bnd2 >= 0 && (bnd3 - 1) < n1_x)) TILE_FAIL(2);
+        {
+          if (bnd3 > bnd2) {
+            if (!(v_i >= 0 && v_i < n0_x && bnd2 >= 0 && (bnd3 - 1) < n1_x)) TILE_FAIL(3);
+            if (!(bnd2 >= 0 && (bnd3 - 1) < n0___scr0)) TILE_FAIL(4);
+          }
+          int64_t v_j = bnd2;
+          for (; v_j + TILE_L <= bnd3; v_j += TILE_L) {
+            const tile_vf32 ld2 = tile_ld_vf32(p_x + (v_i * n1_x + v_j));
+            const tile_vf32 alu0 = tile_exp_vf32((ld2 - tile_splat_vf32(val0)));
+            tile_st_vf32(p___scr0 + v_j, alu0);
+          }
+          for (; v_j < bnd3; v_j++) {
+            const float ld3 = p_x[(v_i * n1_x + v_j)];
+            p___scr0[v_j] = tile_exp_f32((ld3 - val0));
+          }
+        }
+      }
+      float red1;
+      {
+        const int64_t bnd4 = 0, bnd5 = s_N;
+        if (bnd5 > bnd4) {
+          if (!(bnd4 >= 0 && (bnd5 - 1) < n0___scr0)) TILE_FAIL(5);
         }
         tile_vf64 acc3 = tile_splat_vf64(0.0);
-        int64_t v_j = bnd2;
-        for (; v_j + TILE_L <= bnd3; v_j += TILE_L) {
-          const tile_vf32 ld2 = tile_ld_vf32(p_x + (v_i * n1_x + v_j));
-          acc3 = acc3 + __builtin_convertvector(tile_exp_vf32((ld2 - tile_splat_vf32(val0))), tile_vf64);
+        int64_t v_j = bnd4;
+        for (; v_j + TILE_L <= bnd5; v_j += TILE_L) {
+          const tile_vf32 ld4 = tile_ld_vf32(p___scr0 + v_j);
+          acc3 = acc3 + __builtin_convertvector(ld4, tile_vf64);
         }
         double acc2 = tile_hsum_vf64(acc3);
-        for (; v_j < bnd3; v_j++) {
-          const float ld3 = p_x[(v_i * n1_x + v_j)];
-          acc2 = acc2 + ((double)tile_exp_f32((ld3 - val0)));
+        for (; v_j < bnd5; v_j++) {
+          const float ld5 = p___scr0[v_j];
+          acc2 = acc2 + ((double)ld5);
         }
         red1 = ((float)acc2);
       }
       const float val1 = red1; /* z */
       {
-        const int64_t bnd4 = 0, bnd5 = s_N;
+        const int64_t bnd6 = 0, bnd7 = s_N;
         {
-          if (bnd5 > bnd4) {
-            if (!(v_i >= 0 && v_i < n0_x && bnd4 >= 0 && (bnd5 - 1) < n1_x)) TILE_FAIL(3);
-            if (!(v_i >= 0 && v_i < n0_y && bnd4 >= 0 && (bnd5 - 1) < n1_y)) TILE_FAIL(4);
+          if (bnd7 > bnd6) {
+            if (!(bnd6 >= 0 && (bnd7 - 1) < n0___scr0)) TILE_FAIL(6);
+            if (!(v_i >= 0 && v_i < n0_y && bnd6 >= 0 && (bnd7 - 1) < n1_y)) TILE_FAIL(7);
           }
-          int64_t v_j = bnd4;
-          for (; v_j + TILE_L <= bnd5; v_j += TILE_L) {
-            const tile_vf32 ld4 = tile_ld_vf32(p_x + (v_i * n1_x + v_j));
-            const tile_vf32 alu0 = (tile_exp_vf32((ld4 - tile_splat_vf32(val0))) / tile_splat_vf32(val1));
-            tile_st_vf32(p_y + (v_i * n1_y + v_j), alu0);
+          int64_t v_j = bnd6;
+          for (; v_j + TILE_L <= bnd7; v_j += TILE_L) {
+            const tile_vf32 ld6 = tile_ld_vf32(p___scr0 + v_j);
+            const tile_vf32 alu1 = (ld6 / tile_splat_vf32(val1));
+            tile_st_vf32(p_y + (v_i * n1_y + v_j), alu1);
           }
-          for (; v_j < bnd5; v_j++) {
-            const float ld5 = p_x[(v_i * n1_x + v_j)];
-            p_y[(v_i * n1_y + v_j)] = (tile_exp_f32((ld5 - val0)) / val1);
+          for (; v_j < bnd7; v_j++) {
+            const float ld7 = p___scr0[v_j];
+            p_y[(v_i * n1_y + v_j)] = (ld7 / val1);
           }
         }
       }

@@ -1,4 +1,4 @@
-/* Tile: CUDA kernels of program `sigmoid_pair` (1 kernel). */
+/* Tile: CUDA kernels of program `sigmoid_pair` (2 kernels). */
 
 struct TileArgs { long long lo, hi; long long S[16]; void *A[32]; int *err; };
 
@@ -99,7 +99,7 @@ TILE_BLOCK_REDUCE(tile_block_sum_i64, long long, TILE_ADD, 0LL)
 TILE_BLOCK_REDUCE(tile_block_max_i64, long long, tile_max_i64, (-9223372036854775807LL - 1))
 TILE_BLOCK_REDUCE(tile_block_min_i64, long long, tile_min_i64, 9223372036854775807LL)
 
-/* k0: element_grid over i in 0..M, j in 0..N; stores value, grad; reads x */
+/* k0: split over i in 0..M, j in 0..N; stores value; reads x */
 extern "C" __global__ void tile_k0(const TileArgs a) {
   int *err = a.err;
   const long long s_M = a.S[0];
@@ -110,9 +110,6 @@ extern "C" __global__ void tile_k0(const TileArgs a) {
   float *__restrict__ p_value = (float *)a.A[1];
   const long long n0_value = s_M;
   const long long n1_value = s_N;
-  float *__restrict__ p_grad = (float *)a.A[2];
-  const long long n0_grad = s_M;
-  const long long n1_grad = s_N;
   const long long dl0 = 0, dn0 = s_M;
   const long long dl1 = 0, dn1 = s_N;
   if (dn0 <= 0 || dn1 <= 0) return;
@@ -127,13 +124,11 @@ extern "C" __global__ void tile_k0(const TileArgs a) {
       const float val0 = tile_sigmoid_f32(ld0); /* s */
       if (!(v_i >= 0 && v_i < n0_value && v_j >= 0 && v_j < n1_value)) TILE_FAIL(2);
       p_value[(v_i * n1_value + v_j)] = val0;
-      if (!(v_i >= 0 && v_i < n0_grad && v_j >= 0 && v_j < n1_grad)) TILE_FAIL(3);
-      p_grad[(v_i * n1_grad + v_j)] = (val0 * (1.0f - val0));
     }
   }
 }
 
-/* k0 (4 elements per thread, 16-byte accesses): element_grid over i in 0..M, j in 0..N; stores value, grad; reads x */
+/* k0 (4 elements per thread, 16-byte accesses): split over i in 0..M, j in 0..N; stores value; reads x */
 extern "C" __global__ void tile_k0_v4(const TileArgs a) {
   int *err = a.err;
   const long long s_M = a.S[0];
@@ -144,9 +139,6 @@ extern "C" __global__ void tile_k0_v4(const TileArgs a) {
   float *__restrict__ p_value = (float *)a.A[1];
   const long long n0_value = s_M;
   const long long n1_value = s_N;
-  float *__restrict__ p_grad = (float *)a.A[2];
-  const long long n0_grad = s_M;
-  const long long n1_grad = s_N;
   const long long dl0 = 0, dn0 = s_M;
   const long long dl1 = 0, dn1 = s_N;
   if (dn0 <= 0 || dn1 <= 0) return;
@@ -160,20 +152,79 @@ extern "C" __global__ void tile_k0_v4(const TileArgs a) {
       const float4 vld0 = *reinterpret_cast<const float4 *>(p_x + ((v_i)) * n1_x + (v_j));
       const float val0 = tile_sigmoid_f32(vld0.x); /* s */
       const float stv0 = val0;
-      const float stv1 = (val0 * (1.0f - val0));
       const float val1 = tile_sigmoid_f32(vld0.y); /* s */
-      const float stv2 = val1;
-      const float stv3 = (val1 * (1.0f - val1));
+      const float stv1 = val1;
       const float val2 = tile_sigmoid_f32(vld0.z); /* s */
-      const float stv4 = val2;
-      const float stv5 = (val2 * (1.0f - val2));
+      const float stv2 = val2;
       const float val3 = tile_sigmoid_f32(vld0.w); /* s */
-      const float stv6 = val3;
-      const float stv7 = (val3 * (1.0f - val3));
+      const float stv3 = val3;
       if (!((v_i) >= 0 && (v_i) < 0 + n0_value && (v_j) >= 0 && (v_j) + 3 < 0 + n1_value)) { atomicExch(err, 100002); return; }
-      *reinterpret_cast<float4 *>(p_value + ((v_i)) * n1_value + (v_j)) = make_float4(stv0, stv2, stv4, stv6);
-      if (!((v_i) >= 0 && (v_i) < 0 + n0_grad && (v_j) >= 0 && (v_j) + 3 < 0 + n1_grad)) { atomicExch(err, 100003); return; }
-      *reinterpret_cast<float4 *>(p_grad + ((v_i)) * n1_grad + (v_j)) = make_float4(stv1, stv3, stv5, stv7);
+      *reinterpret_cast<float4 *>(p_value + ((v_i)) * n1_value + (v_j)) = make_float4(stv0, stv1, stv2, stv3);
+    }
+  }
+}
+
+/* k1: split over i in 0..M, j in 0..N; stores grad; reads x */
+extern "C" __global__ void tile_k1(const TileArgs a) {
+  int *err = a.err;
+  const long long s_M = a.S[0];
+  const long long s_N = a.S[1];
+  const float *__restrict__ p_x = (const float *)a.A[0];
+  const long long n0_x = s_M;
+  const long long n1_x = s_N;
+  float *__restrict__ p_grad = (float *)a.A[1];
+  const long long n0_grad = s_M;
+  const long long n1_grad = s_N;
+  const long long dl0 = 0, dn0 = s_M;
+  const long long dl1 = 0, dn1 = s_N;
+  if (dn0 <= 0 || dn1 <= 0) return;
+  const long long rows = dn0, cols = dn1;
+  for (long long r = blockIdx.y; r < rows; r += gridDim.y) {
+    long long q = r;
+    const long long v_i = dl0 + q;
+    for (long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x; c < cols; c += (long long)gridDim.x * blockDim.x) {
+      const long long v_j = dl1 + c;
+      if (!(v_i >= 0 && v_i < n0_x && v_j >= 0 && v_j < n1_x)) TILE_FAIL(1000001);
+      const float ld0 = p_x[(v_i * n1_x + v_j)];
+      const float val0 = tile_sigmoid_f32(ld0); /* s */
+      if (!(v_i >= 0 && v_i < n0_grad && v_j >= 0 && v_j < n1_grad)) TILE_FAIL(1000002);
+      p_grad[(v_i * n1_grad + v_j)] = (val0 * (1.0f - val0));
+    }
+  }
+}
+
+/* k1 (4 elements per thread, 16-byte accesses): split over i in 0..M, j in 0..N; stores grad; reads x */
+extern "C" __global__ void tile_k1_v4(const TileArgs a) {
+  int *err = a.err;
+  const long long s_M = a.S[0];
+  const long long s_N = a.S[1];
+  const float *__restrict__ p_x = (const float *)a.A[0];
+  const long long n0_x = s_M;
+  const long long n1_x = s_N;
+  float *__restrict__ p_grad = (float *)a.A[1];
+  const long long n0_grad = s_M;
+  const long long n1_grad = s_N;
+  const long long dl0 = 0, dn0 = s_M;
+  const long long dl1 = 0, dn1 = s_N;
+  if (dn0 <= 0 || dn1 <= 0) return;
+  const long long rows = dn0, cols = (dn1 / 4);
+  for (long long r = blockIdx.y; r < rows; r += gridDim.y) {
+    long long q = r;
+    const long long v_i = dl0 + q;
+    for (long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x; c < cols; c += (long long)gridDim.x * blockDim.x) {
+      const long long v_j = dl1 + c * 4;
+      if (!((v_i) >= 0 && (v_i) < 0 + n0_x && (v_j) >= 0 && (v_j) + 3 < 0 + n1_x)) { atomicExch(err, 1100001); return; }
+      const float4 vld0 = *reinterpret_cast<const float4 *>(p_x + ((v_i)) * n1_x + (v_j));
+      const float val0 = tile_sigmoid_f32(vld0.x); /* s */
+      const float stv0 = (val0 * (1.0f - val0));
+      const float val1 = tile_sigmoid_f32(vld0.y); /* s */
+      const float stv1 = (val1 * (1.0f - val1));
+      const float val2 = tile_sigmoid_f32(vld0.z); /* s */
+      const float stv2 = (val2 * (1.0f - val2));
+      const float val3 = tile_sigmoid_f32(vld0.w); /* s */
+      const float stv3 = (val3 * (1.0f - val3));
+      if (!((v_i) >= 0 && (v_i) < 0 + n0_grad && (v_j) >= 0 && (v_j) + 3 < 0 + n1_grad)) { atomicExch(err, 1100002); return; }
+      *reinterpret_cast<float4 *>(p_grad + ((v_i)) * n1_grad + (v_j)) = make_float4(stv0, stv1, stv2, stv3);
     }
   }
 }

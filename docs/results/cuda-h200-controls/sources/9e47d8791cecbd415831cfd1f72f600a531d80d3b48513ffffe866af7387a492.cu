@@ -1,4 +1,4 @@
-/* Tile: CUDA kernels of program `softmax` (1 kernel). */
+/* Tile: CUDA kernels of program `rmsnorm` (1 kernel). */
 
 struct TileArgs { long long lo, hi; long long S[16]; void *A[32]; int *err; };
 
@@ -99,7 +99,7 @@ TILE_BLOCK_REDUCE(tile_block_sum_i64, long long, TILE_ADD, 0LL)
 TILE_BLOCK_REDUCE(tile_block_max_i64, long long, tile_max_i64, (-9223372036854775807LL - 1))
 TILE_BLOCK_REDUCE(tile_block_min_i64, long long, tile_min_i64, 9223372036854775807LL)
 
-/* k0: row_reduction over i in 0..M; stores y; reads x */
+/* k0: row_reduction over i in 0..M; stores y; reads x, w */
 extern "C" __global__ void tile_k0(const TileArgs a) {
   int *err = a.err;
   const long long s_M = a.S[0];
@@ -107,7 +107,9 @@ extern "C" __global__ void tile_k0(const TileArgs a) {
   const float *__restrict__ p_x = (const float *)a.A[0];
   const long long n0_x = s_M;
   const long long n1_x = s_N;
-  float *__restrict__ p_y = (float *)a.A[1];
+  const float *__restrict__ p_w = (const float *)a.A[1];
+  const long long n0_w = s_N;
+  float *__restrict__ p_y = (float *)a.A[2];
   const long long n0_y = s_M;
   const long long n1_y = s_N;
   const long long dl0 = 0, dn0 = s_M;
@@ -115,28 +117,90 @@ extern "C" __global__ void tile_k0(const TileArgs a) {
   for (long long r = blockIdx.x; r < dn0; r += gridDim.x) {
     const long long v_i = dl0 + r;
     const long long bnd0 = 0, bnd1 = s_N;
-    float red0 = __int_as_float(0xff800000);
+    float red0 = 0.0f;
+    if (bnd1 > bnd0) {
+      if (!(v_i >= 0 && v_i < n0_x && bnd0 >= 0 && (bnd1 - 1) < n1_x)) TILE_FAIL(1);
+    }
     for (long long v_j = bnd0 + threadIdx.x; v_j < bnd1; v_j += blockDim.x) {
-      if (!(v_i >= 0 && v_i < n0_x && v_j >= 0 && v_j < n1_x)) TILE_FAIL(1);
       const float ld0 = p_x[(v_i * n1_x + v_j)];
-      red0 = tile_max_f32(red0, ld0);
-    }
-    red0 = tile_block_max_f32(red0, tile_smem);
-    const float val0 = red0; /* m */
-    const long long bnd2 = 0, bnd3 = s_N;
-    float red1 = 0.0f;
-    for (long long v_j = bnd2 + threadIdx.x; v_j < bnd3; v_j += blockDim.x) {
-      if (!(v_i >= 0 && v_i < n0_x && v_j >= 0 && v_j < n1_x)) TILE_FAIL(2);
       const float ld1 = p_x[(v_i * n1_x + v_j)];
-      red1 = red1 + tile_exp_f32((ld1 - val0));
+      red0 = red0 + (ld0 * ld1);
     }
-    red1 = tile_block_sum_f32(red1, tile_smem);
-    const float val1 = red1; /* z */
-    for (long long v_j = (0) + threadIdx.x; v_j < (s_N); v_j += blockDim.x) {
-      if (!(v_i >= 0 && v_i < n0_x && v_j >= 0 && v_j < n1_x)) TILE_FAIL(4);
-      const float ld2 = p_x[(v_i * n1_x + v_j)];
-      if (!(v_i >= 0 && v_i < n0_y && v_j >= 0 && v_j < n1_y)) TILE_FAIL(3);
-      p_y[(v_i * n1_y + v_j)] = (tile_exp_f32((ld2 - val0)) / val1);
+    red0 = tile_block_sum_f32(red0, tile_smem);
+    const float val0 = tile_rsqrt_f32(((red0 / ((float)s_N)) + 1e-5f)); /* r */
+    {
+      const long long bnd2 = 0, bnd3 = s_N;
+      if (bnd3 > bnd2) {
+        if (!(v_i >= 0 && v_i < n0_x && bnd2 >= 0 && (bnd3 - 1) < n1_x)) TILE_FAIL(3);
+        if (!(bnd2 >= 0 && (bnd3 - 1) < n0_w)) TILE_FAIL(4);
+        if (!(v_i >= 0 && v_i < n0_y && bnd2 >= 0 && (bnd3 - 1) < n1_y)) TILE_FAIL(5);
+      }
+      for (long long v_j = bnd2 + threadIdx.x; v_j < bnd3; v_j += blockDim.x) {
+        const float ld2 = p_x[(v_i * n1_x + v_j)];
+        const float ld3 = p_w[v_j];
+        p_y[(v_i * n1_y + v_j)] = ((ld2 * val0) * ld3);
+      }
+    }
+    __syncthreads();
+  }
+}
+
+/* k0 (rows staged in shared memory): row_reduction over i in 0..M; stores y; reads x, w */
+extern "C" __global__ void tile_k0_rows(const TileArgs a) {
+  int *err = a.err;
+  const long long s_M = a.S[0];
+  const long long s_N = a.S[1];
+  const float *__restrict__ p_x = (const float *)a.A[0];
+  const long long n0_x = s_M;
+  const long long n1_x = s_N;
+  const float *__restrict__ p_w = (const float *)a.A[1];
+  const long long n0_w = s_N;
+  float *__restrict__ p_y = (float *)a.A[2];
+  const long long n0_y = s_M;
+  const long long n1_y = s_N;
+  const long long dl0 = 0, dn0 = s_M;
+  __shared__ double tile_smem[33];
+  extern __shared__ float4 tile_rows4[];
+  float *const tile_rows = reinterpret_cast<float *>(tile_rows4);
+  const long long ro0 = 0;
+  for (long long r = blockIdx.x; r < dn0; r += gridDim.x) {
+    const long long v_i = dl0 + r;
+    if (n1_x > 0) {
+      if (!(v_i >= 0 && v_i < n0_x)) TILE_FAIL(200001);
+      const float *src = p_x + v_i * n1_x;
+      float *dst = tile_rows + ro0;
+      long long q0 = 0;
+      if ((reinterpret_cast<unsigned long long>(src) & 15ULL) == 0) {
+        q0 = n1_x & ~3LL;
+        #pragma unroll 4
+        for (long long q = threadIdx.x; q < (n1_x >> 2); q += blockDim.x) {
+          reinterpret_cast<float4 *>(dst)[q] = reinterpret_cast<const float4 *>(src)[q];
+        }
+      }
+      for (long long q = q0 + threadIdx.x; q < n1_x; q += blockDim.x) {
+        dst[q] = src[q];
+      }
+    }
+    __syncthreads();
+    const long long bnd0 = 0, bnd1 = s_N;
+    float red0 = 0.0f;
+    for (int q0 = threadIdx.x; q0 < (int)(bnd1 - bnd0); q0 += blockDim.x) {
+      const long long v_j = bnd0 + q0;
+      red0 = red0 + (tile_rows[ro0 + q0] * tile_rows[ro0 + q0]);
+    }
+    red0 = tile_block_sum_f32(red0, tile_smem);
+    const float val0 = tile_rsqrt_f32(((red0 / ((float)s_N)) + 1e-5f)); /* r */
+    {
+      const long long bnd2 = 0, bnd3 = s_N;
+      if (bnd3 > bnd2) {
+        if (!(bnd2 >= 0 && (bnd3 - 1) < n0_w)) TILE_FAIL(200002);
+        if (!(v_i >= 0 && v_i < n0_y && bnd2 >= 0 && (bnd3 - 1) < n1_y)) TILE_FAIL(200003);
+      }
+      for (int q1 = threadIdx.x; q1 < (int)(bnd3 - bnd2); q1 += blockDim.x) {
+        const long long v_j = bnd2 + q1;
+        const float ld0 = p_w[v_j];
+        p_y[(v_i * n1_y + v_j)] = ((tile_rows[ro0 + q1] * val0) * ld0);
+      }
     }
     __syncthreads();
   }

@@ -1,4 +1,4 @@
-/* Tile: CUDA kernels of program `sigmoid_pair` (2 kernels). */
+/* Tile: CUDA kernels of program `gelu_pair` (2 kernels). */
 
 struct TileArgs { long long lo, hi; long long S[16]; void *A[32]; int *err; };
 
@@ -121,9 +121,12 @@ extern "C" __global__ void tile_k0(const TileArgs a) {
       const long long v_j = dl1 + c;
       if (!(v_i >= 0 && v_i < n0_x && v_j >= 0 && v_j < n1_x)) TILE_FAIL(1);
       const float ld0 = p_x[(v_i * n1_x + v_j)];
-      const float val0 = tile_sigmoid_f32(ld0); /* s */
+      const float val0 = ld0; /* v */
+      const float val1 = tile_tanh_f32((0.7978846f * (val0 + (((0.044715f * val0) * val0) * val0)))); /* t */
+      const float val2 = (1.0f + val1); /* c0 */
+      const float val3 = (0.5f * val0); /* c1 */
       if (!(v_i >= 0 && v_i < n0_value && v_j >= 0 && v_j < n1_value)) TILE_FAIL(2);
-      p_value[(v_i * n1_value + v_j)] = val0;
+      p_value[(v_i * n1_value + v_j)] = (val3 * val2);
     }
   }
 }
@@ -150,14 +153,26 @@ extern "C" __global__ void tile_k0_v4(const TileArgs a) {
       const long long v_j = dl1 + c * 4;
       if (!((v_i) >= 0 && (v_i) < 0 + n0_x && (v_j) >= 0 && (v_j) + 3 < 0 + n1_x)) { atomicExch(err, 100001); return; }
       const float4 vld0 = *reinterpret_cast<const float4 *>(p_x + ((v_i)) * n1_x + (v_j));
-      const float val0 = tile_sigmoid_f32(vld0.x); /* s */
-      const float stv0 = val0;
-      const float val1 = tile_sigmoid_f32(vld0.y); /* s */
-      const float stv1 = val1;
-      const float val2 = tile_sigmoid_f32(vld0.z); /* s */
-      const float stv2 = val2;
-      const float val3 = tile_sigmoid_f32(vld0.w); /* s */
-      const float stv3 = val3;
+      const float val0 = vld0.x; /* v */
+      const float val1 = tile_tanh_f32((0.7978846f * (val0 + (((0.044715f * val0) * val0) * val0)))); /* t */
+      const float val2 = (1.0f + val1); /* c0 */
+      const float val3 = (0.5f * val0); /* c1 */
+      const float stv0 = (val3 * val2);
+      const float val4 = vld0.y; /* v */
+      const float val5 = tile_tanh_f32((0.7978846f * (val4 + (((0.044715f * val4) * val4) * val4)))); /* t */
+      const float val6 = (1.0f + val5); /* c0 */
+      const float val7 = (0.5f * val4); /* c1 */
+      const float stv1 = (val7 * val6);
+      const float val8 = vld0.z; /* v */
+      const float val9 = tile_tanh_f32((0.7978846f * (val8 + (((0.044715f * val8) * val8) * val8)))); /* t */
+      const float val10 = (1.0f + val9); /* c0 */
+      const float val11 = (0.5f * val8); /* c1 */
+      const float stv2 = (val11 * val10);
+      const float val12 = vld0.w; /* v */
+      const float val13 = tile_tanh_f32((0.7978846f * (val12 + (((0.044715f * val12) * val12) * val12)))); /* t */
+      const float val14 = (1.0f + val13); /* c0 */
+      const float val15 = (0.5f * val12); /* c1 */
+      const float stv3 = (val15 * val14);
       if (!((v_i) >= 0 && (v_i) < 0 + n0_value && (v_j) >= 0 && (v_j) + 3 < 0 + n1_value)) { atomicExch(err, 100002); return; }
       *reinterpret_cast<float4 *>(p_value + ((v_i)) * n1_value + (v_j)) = make_float4(stv0, stv1, stv2, stv3);
     }
@@ -184,11 +199,14 @@ extern "C" __global__ void tile_k1(const TileArgs a) {
     const long long v_i = dl0 + q;
     for (long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x; c < cols; c += (long long)gridDim.x * blockDim.x) {
       const long long v_j = dl1 + c;
-      if (!(v_i >= 0 && v_i < n0_x && v_j >= 0 && v_j < n1_x)) TILE_FAIL(1);
+      if (!(v_i >= 0 && v_i < n0_x && v_j >= 0 && v_j < n1_x)) TILE_FAIL(1000001);
       const float ld0 = p_x[(v_i * n1_x + v_j)];
-      const float val0 = tile_sigmoid_f32(ld0); /* s */
-      if (!(v_i >= 0 && v_i < n0_grad && v_j >= 0 && v_j < n1_grad)) TILE_FAIL(2);
-      p_grad[(v_i * n1_grad + v_j)] = (val0 * (1.0f - val0));
+      const float val0 = ld0; /* v */
+      const float val1 = tile_tanh_f32((0.7978846f * (val0 + (((0.044715f * val0) * val0) * val0)))); /* t */
+      const float val2 = (1.0f + val1); /* c0 */
+      const float val3 = (0.5f * val0); /* c1 */
+      if (!(v_i >= 0 && v_i < n0_grad && v_j >= 0 && v_j < n1_grad)) TILE_FAIL(1000002);
+      p_grad[(v_i * n1_grad + v_j)] = ((0.5f * val2) + (((val3 * (1.0f - (val1 * val1))) * 0.7978846f) * (1.0f + ((0.134145f * val0) * val0))));
     }
   }
 }
@@ -213,17 +231,29 @@ extern "C" __global__ void tile_k1_v4(const TileArgs a) {
     const long long v_i = dl0 + q;
     for (long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x; c < cols; c += (long long)gridDim.x * blockDim.x) {
       const long long v_j = dl1 + c * 4;
-      if (!((v_i) >= 0 && (v_i) < 0 + n0_x && (v_j) >= 0 && (v_j) + 3 < 0 + n1_x)) { atomicExch(err, 100001); return; }
+      if (!((v_i) >= 0 && (v_i) < 0 + n0_x && (v_j) >= 0 && (v_j) + 3 < 0 + n1_x)) { atomicExch(err, 1100001); return; }
       const float4 vld0 = *reinterpret_cast<const float4 *>(p_x + ((v_i)) * n1_x + (v_j));
-      const float val0 = tile_sigmoid_f32(vld0.x); /* s */
-      const float stv0 = (val0 * (1.0f - val0));
-      const float val1 = tile_sigmoid_f32(vld0.y); /* s */
-      const float stv1 = (val1 * (1.0f - val1));
-      const float val2 = tile_sigmoid_f32(vld0.z); /* s */
-      const float stv2 = (val2 * (1.0f - val2));
-      const float val3 = tile_sigmoid_f32(vld0.w); /* s */
-      const float stv3 = (val3 * (1.0f - val3));
-      if (!((v_i) >= 0 && (v_i) < 0 + n0_grad && (v_j) >= 0 && (v_j) + 3 < 0 + n1_grad)) { atomicExch(err, 100002); return; }
+      const float val0 = vld0.x; /* v */
+      const float val1 = tile_tanh_f32((0.7978846f * (val0 + (((0.044715f * val0) * val0) * val0)))); /* t */
+      const float val2 = (1.0f + val1); /* c0 */
+      const float val3 = (0.5f * val0); /* c1 */
+      const float stv0 = ((0.5f * val2) + (((val3 * (1.0f - (val1 * val1))) * 0.7978846f) * (1.0f + ((0.134145f * val0) * val0))));
+      const float val4 = vld0.y; /* v */
+      const float val5 = tile_tanh_f32((0.7978846f * (val4 + (((0.044715f * val4) * val4) * val4)))); /* t */
+      const float val6 = (1.0f + val5); /* c0 */
+      const float val7 = (0.5f * val4); /* c1 */
+      const float stv1 = ((0.5f * val6) + (((val7 * (1.0f - (val5 * val5))) * 0.7978846f) * (1.0f + ((0.134145f * val4) * val4))));
+      const float val8 = vld0.z; /* v */
+      const float val9 = tile_tanh_f32((0.7978846f * (val8 + (((0.044715f * val8) * val8) * val8)))); /* t */
+      const float val10 = (1.0f + val9); /* c0 */
+      const float val11 = (0.5f * val8); /* c1 */
+      const float stv2 = ((0.5f * val10) + (((val11 * (1.0f - (val9 * val9))) * 0.7978846f) * (1.0f + ((0.134145f * val8) * val8))));
+      const float val12 = vld0.w; /* v */
+      const float val13 = tile_tanh_f32((0.7978846f * (val12 + (((0.044715f * val12) * val12) * val12)))); /* t */
+      const float val14 = (1.0f + val13); /* c0 */
+      const float val15 = (0.5f * val12); /* c1 */
+      const float stv3 = ((0.5f * val14) + (((val15 * (1.0f - (val13 * val13))) * 0.7978846f) * (1.0f + ((0.134145f * val12) * val12))));
+      if (!((v_i) >= 0 && (v_i) < 0 + n0_grad && (v_j) >= 0 && (v_j) + 3 < 0 + n1_grad)) { atomicExch(err, 1100002); return; }
       *reinterpret_cast<float4 *>(p_grad + ((v_i)) * n1_grad + (v_j)) = make_float4(stv0, stv1, stv2, stv3);
     }
   }
