@@ -27,10 +27,10 @@
 //! Parameters are `__restrict__`: the runtime gives each parameter its own
 //! device allocation and checks host arguments for overlap before upload.
 
-use crate::stage_rows::RowPlan;
+use crate::quad_loops::scalar;
 use crate::CudaError;
 use tile_emit::{dialect, Printer, Site, VTy};
-use tile_ir::{DType, Expr, Program, ReduceOp, Stmt};
+use tile_ir::{DType, Expr, Program, Stmt};
 use tile_plan::affine::Affine;
 use tile_plan::{Kernel, Mapping, Plan};
 
@@ -120,7 +120,7 @@ pub(crate) fn emit(plan: &Plan, unroll: u32) -> Result<Emitted, CudaError> {
                 }
             }
         }
-        if k.mapping == Mapping::RowReduction && block_shareable(&k.body) {
+        if k.mapping == Mapping::RowReduction && crate::print_rows::block_shareable(&k.body) {
             if let Some(plan) = crate::stage_rows::row_plan(program, k) {
                 let printed = kernel(program, k, Entry::Rows, base + ROWS_SITE_BASE);
                 if printed.errors.is_empty() {
@@ -205,7 +205,9 @@ fn kernel(program: &Program, k: &Kernel, entry: Entry, site_base: i32) -> tile_e
     match k.mapping {
         Mapping::ElementGrid | Mapping::Split if v4 => element_grid_v4(&mut p, program, k),
         Mapping::ElementGrid | Mapping::Split => element_grid(&mut p, k),
-        Mapping::RowReduction => row_reduction(&mut p, k, rows.as_ref(), &extended),
+        Mapping::RowReduction => {
+            crate::print_rows::row_reduction(&mut p, k, rows.as_ref(), &extended)
+        }
         Mapping::Serial => {
             p.line("if (blockIdx.x != 0 || threadIdx.x != 0) return;");
             p.vector_loops = false;
@@ -618,15 +620,6 @@ fn v4_body(p: &mut Printer, program: &Program, k: &Kernel, jname: &str, c: &str,
     p.truncate_scope(depth);
 }
 
-fn scalar(t: VTy) -> &'static str {
-    match t {
-        VTy::F32 => "float",
-        VTy::F64 => "double",
-        VTy::Int => "long long",
-        VTy::Bool => "bool",
-    }
-}
-
 fn replace_loads(s: &mut Stmt, loads: &[(String, Vec<Expr>)], jname: &str, keep: &mut Vec<Expr>) {
     fn go(e: &mut Expr, loads: &[(String, Vec<Expr>)], jname: &str, keep: &mut Vec<Expr>) {
         if let Expr::Load { buf, idx } = e {
@@ -644,260 +637,5 @@ fn replace_loads(s: &mut Stmt, loads: &[(String, Vec<Expr>)], jname: &str, keep:
         Stmt::Let { value, .. } => go(value, loads, jname, keep),
         Stmt::Store { value, .. } => go(value, loads, jname, keep),
         _ => {}
-    }
-}
-
-/// True when `e` contains a reduction.
-fn has_reduce(e: &Expr) -> bool {
-    e.has_reduction()
-}
-
-fn row_reduction(p: &mut Printer, k: &Kernel, plan: Option<&RowPlan>, extended: &Program) {
-    let row = &k.domain[0];
-    p.line(format!(
-        "const long long dl0 = {}, dn0 = {};",
-        p.size_expr(&row.lo),
-        p.extent(&row.lo, &row.hi)
-    ));
-    p.line("__shared__ double tile_smem[33];");
-    if let Some(plan) = plan {
-        crate::stage_rows::declare_staging(p, plan, extended);
-    }
-    p.open("for (long long r = blockIdx.x; r < dn0; r += gridDim.x)");
-    let depth = p.scope_len();
-    let rv = Printer::var_name(&row.name);
-    p.line(format!("const long long {rv} = dl0 + r;"));
-    p.bind_loop(&row.name, &rv);
-    let body = plan.map_or(&k.body, |r| &r.body);
-    if block_shareable(body) {
-        let ctx = RowCtx { plan };
-        if let Some(plan) = plan {
-            crate::stage_rows::print_staging(p, &plan.staged, &rv);
-        }
-        let mut red = 0;
-        // Clones live on the heap until printing ends (sites are numbered
-        // by node address).
-        let mut keep = Vec::new();
-        let mut kept_stmts: Vec<Box<Stmt>> = Vec::new();
-        for s in body {
-            let mut s = Box::new(s.clone());
-            if let Some(plan) = plan {
-                crate::stage_rows::replace_staged_loads(&mut s, &row.name, &plan.staged);
-            }
-            row_stmt(p, &s, &mut red, &mut keep, &ctx);
-            kept_stmts.push(s);
-        }
-        // The next row's staging must wait for every read of this one.
-        let ends_with_barrier = matches!(body.last(), Some(Stmt::For { .. } | Stmt::Store { .. }));
-        if plan.is_some() && !ends_with_barrier {
-            p.line("__syncthreads();");
-        }
-    } else {
-        p.open("if (threadIdx.x == 0)");
-        p.vector_loops = false;
-        p.stmts(&k.body);
-        p.close();
-        p.line("__syncthreads();");
-    }
-    p.truncate_scope(depth);
-    p.close();
-}
-
-/// What row statements are printed against: the `_rows` plan, if any.
-struct RowCtx<'a> {
-    plan: Option<&'a RowPlan>,
-}
-
-/// Opens a loop of the block's threads over `var in lo..hi` (C code `bl`,
-/// `bh`) and binds `var` as `cv`. A loop over a row in shared memory (so
-/// no longer than shared memory) counts with 32 bits and binds the staged
-/// elements; any other counts with 64.
-#[allow(clippy::too_many_arguments)]
-fn open_strided(
-    p: &mut Printer,
-    ctx: &RowCtx,
-    var: &str,
-    cv: &str,
-    bl: &str,
-    bh: &str,
-    lo: &Expr,
-    hi: &Expr,
-) {
-    match ctx.plan.filter(|r| r.short(lo, hi)) {
-        Some(plan) => {
-            let q = p.tmp("q");
-            p.open(format!(
-                "for (int {q} = threadIdx.x; {q} < (int)({bh} - {bl}); {q} += blockDim.x)"
-            ));
-            p.line(format!("const long long {cv} = {bl} + {q};"));
-            p.bind_loop(var, cv);
-            crate::stage_rows::bind_staged(p, &plan.staged, var, &q, lo, hi);
-        }
-        None => {
-            p.open(format!(
-                "for (long long {cv} = {bl} + threadIdx.x; {cv} < {bh}; {cv} += blockDim.x)"
-            ));
-            p.bind_loop(var, cv);
-        }
-    }
-}
-
-/// Whether a row's statements can be shared by the block: bindings with
-/// reductions that do not nest, single-variable inner loops whose
-/// iterations are independent, and plain stores.
-fn block_shareable(body: &[Stmt]) -> bool {
-    body.iter().all(|s| match s {
-        Stmt::Let { value, .. } => {
-            let mut nested = false;
-            value.walk(&mut |e| {
-                if let Expr::Reduce { body, lo, hi, .. } = e {
-                    nested |= has_reduce(body) || has_reduce(lo) || has_reduce(hi);
-                }
-            });
-            !nested
-        }
-        Stmt::For { vars, body, .. } => {
-            vars.len() == 1
-                && tile_emit::can_vectorize(&vars[0].name, body)
-                && body.iter().all(|t| {
-                    let mut ok = true;
-                    t.walk(&mut |u| ok &= !matches!(u, Stmt::For { .. }));
-                    ok
-                })
-        }
-        Stmt::Store { value, .. } => !has_reduce(value),
-        Stmt::If { .. } => false,
-    })
-}
-
-fn identity(op: ReduceOp, t: VTy) -> &'static str {
-    match (op, t) {
-        (ReduceOp::Sum, VTy::F32) => "0.0f",
-        (ReduceOp::Sum, VTy::F64) => "0.0",
-        (ReduceOp::Sum, _) => "0LL",
-        (ReduceOp::Max, VTy::F32) => "__int_as_float(0xff800000)",
-        (ReduceOp::Min, VTy::F32) => "__int_as_float(0x7f800000)",
-        (ReduceOp::Max, VTy::F64) => "__longlong_as_double(0xfff0000000000000LL)",
-        (ReduceOp::Min, VTy::F64) => "__longlong_as_double(0x7ff0000000000000LL)",
-        (ReduceOp::Max, _) => "(-9223372036854775807LL - 1)",
-        (ReduceOp::Min, _) => "9223372036854775807LL",
-    }
-}
-
-fn sfx(t: VTy) -> &'static str {
-    match t {
-        VTy::F32 => "f32",
-        VTy::F64 => "f64",
-        _ => "i64",
-    }
-}
-
-/// Replaces each reduction in `e` by a block-wide reduction bound to a
-/// fresh name.
-// `Box`es in `keep`: the printer numbers sites by node address, so the
-// printed nodes must stay where they were until printing ends.
-#[allow(clippy::vec_box)]
-fn lower_reductions(
-    p: &mut Printer,
-    e: &mut Expr,
-    red: &mut usize,
-    keep: &mut Vec<Box<Expr>>,
-    ctx: &RowCtx,
-) {
-    if let Expr::Reduce {
-        op,
-        var,
-        lo,
-        hi,
-        body,
-    } = e
-    {
-        let (lo_c, _) = p.lower_as(lo, VTy::Int);
-        let (hi_c, _) = p.lower_as(hi, VTy::Int);
-        let bl = p.tmp("bnd");
-        let bh = p.tmp("bnd");
-        p.line(format!("const long long {bl} = {lo_c}, {bh} = {hi_c};"));
-        let cv = Printer::var_name(var);
-        // The body's type with its variable (and staged rows) in scope.
-        let depth = p.scope_len();
-        p.bind_loop(var, &cv);
-        if let Some(plan) = ctx.plan {
-            crate::stage_rows::bind_staged(p, &plan.staged, var, "0", lo, hi);
-        }
-        let t = p.value_type(body);
-        p.truncate_scope(depth);
-        let acc = format!("red{}", *red);
-        *red += 1;
-        p.line(format!("{} {acc} = {};", scalar(t), identity(*op, t)));
-        p.begin_checked_level(var, &bl, &bh, &[], &[body]);
-        let depth = p.scope_len();
-        open_strided(p, ctx, var, &cv, &bl, &bh, lo, hi);
-        let (b, _) = p.lower_as(body, t);
-        let combine = match op {
-            ReduceOp::Sum => format!("{acc} = {acc} + {b};"),
-            ReduceOp::Max => format!("{acc} = tile_max_{}({acc}, {b});", sfx(t)),
-            ReduceOp::Min => format!("{acc} = tile_min_{}({acc}, {b});", sfx(t)),
-        };
-        p.line(combine);
-        p.truncate_scope(depth);
-        p.close();
-        p.end_checked_level();
-        p.line(format!(
-            "{acc} = tile_block_{}_{}({acc}, tile_smem);",
-            op.name(),
-            sfx(t)
-        ));
-        p.bind_value(&acc, &acc, t);
-        keep.push(Box::new(std::mem::replace(e, Expr::var(&acc))));
-        return;
-    }
-    for c in e.children_mut() {
-        lower_reductions(p, c, red, keep, ctx);
-    }
-}
-
-/// Statements of a shared row. Expressions cloned or replaced here are
-/// pushed to `keep` so they outlive the kernel's printing: the printer
-/// numbers failure sites by node address, and a freed node's address could
-/// be reused by a later clone.
-#[allow(clippy::vec_box)]
-fn row_stmt(p: &mut Printer, s: &Stmt, red: &mut usize, keep: &mut Vec<Box<Expr>>, ctx: &RowCtx) {
-    p.set_line(s.span().line);
-    match s {
-        Stmt::Let { name, value, .. } => {
-            let mut v = Box::new(value.clone());
-            lower_reductions(p, &mut v, red, keep, ctx);
-            let (code, ty) = p.lower(&v);
-            let t = p.tmp("val");
-            p.line(format!("const {} {t} = {code}; /* {name} */", scalar(ty)));
-            p.bind_value(name, &t, ty);
-            keep.push(v);
-        }
-        Stmt::For { vars, body, .. } => {
-            let lv = &vars[0];
-            let (lo, _) = p.lower_as(&lv.lo, VTy::Int);
-            let (hi, _) = p.lower_as(&lv.hi, VTy::Int);
-            let cv = Printer::var_name(&lv.name);
-            let bl = p.tmp("bnd");
-            let bh = p.tmp("bnd");
-            p.open("");
-            p.line(format!("const long long {bl} = {lo}, {bh} = {hi};"));
-            p.begin_checked_level(&lv.name, &bl, &bh, body, &[]);
-            let depth = p.scope_len();
-            open_strided(p, ctx, &lv.name, &cv, &bl, &bh, &lv.lo, &lv.hi);
-            p.stmts(body);
-            p.truncate_scope(depth);
-            p.close();
-            p.end_checked_level();
-            p.close();
-            p.line("__syncthreads();");
-        }
-        Stmt::Store { .. } => {
-            p.open("if (threadIdx.x == 0)");
-            p.stmts(std::slice::from_ref(s));
-            p.close();
-            p.line("__syncthreads();");
-        }
-        Stmt::If { .. } => {}
     }
 }

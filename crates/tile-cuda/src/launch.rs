@@ -48,7 +48,7 @@ impl Default for CudaOptions {
             row_block: std::env::var("TILE_CUDA_ROW_BLOCK")
                 .ok()
                 .and_then(|v| v.parse::<u32>().ok())
-                .map(|b| b.clamp(32, 1024)),
+                .map(|b| b.clamp(32, 1024) / 32 * 32),
         }
     }
 }
@@ -349,10 +349,13 @@ impl CudaModule {
                                 };
                                 ((longest / per).next_power_of_two() as u32).clamp(256, 1024)
                             });
+                            // Whole warps: block reductions shuffle across all 32 lanes.
+                            let block = block.clamp(32, 1024) / 32 * 32;
                             self.gpu.launch(staged, (grid, 1), block, bytes, &args)?
                         }
                         _ => {
-                            let block = self.opts.row_block.unwrap_or(256);
+                            let block =
+                                self.opts.row_block.unwrap_or(256).clamp(32, 1024) / 32 * 32;
                             self.gpu.launch(f, (grid, 1), block, 0, &args)?
                         }
                     }

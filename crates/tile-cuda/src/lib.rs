@@ -23,6 +23,8 @@ mod emit;
 mod launch;
 pub mod nvrtc;
 mod prelude;
+mod print_rows;
+mod quad_loops;
 pub mod runtime;
 mod stage_rows;
 

@@ -68,6 +68,21 @@ TILE_D long long tile_f2i_f64(double x) {
   if (x <= -2147483649.0) return TILE_I32_MIN;
   return (long long)x;
 }
+/* 16-byte copies from device to shared memory: asynchronous (cp.async)
+   where the architecture has it (sm_80 and later), plain otherwise;
+   tile_cp_wait waits for this thread's copies (a barrier must follow). */
+TILE_D void tile_cp16(void *dst, const void *src) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"((unsigned)__cvta_generic_to_shared(dst)), "l"(src) : "memory");
+#else
+  *reinterpret_cast<float4 *>(dst) = *reinterpret_cast<const float4 *>(src);
+#endif
+}
+TILE_D void tile_cp_wait(void) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+}
 /* Truncating division; division by zero or overflow reports its site. */
 TILE_D long long tile_idiv_i64(long long a, long long b, int *err, int id) {
   if (b == 0 || (b == -1 && a == (-9223372036854775807LL - 1))) { atomicExch(err, id); return 0; }
@@ -75,33 +90,30 @@ TILE_D long long tile_idiv_i64(long long a, long long b, int *err, int id) {
 }
 
 /* Block-wide reductions: every thread passes its partial result and gets
-   the block's result. Warp shuffles, then one value per warp in shared
-   memory, combined by the first warp. */
-#define TILE_BLOCK_REDUCE(NAME, T, OP, ID)                                  \
+   the block's result. Warp shuffles, one value per warp in shared memory,
+   one barrier, then every thread combines the warps' values in warp order
+   (so all get the same bits). Consecutive reductions alternate between
+   two slot sets: a set is written again only after the next reduction's
+   barrier, which every thread reaches after reading it. */
+#define TILE_BLOCK_REDUCE(NAME, T, OP)                                      \
 TILE_D T NAME(T v, double *smem) {                                          \
   T *s = (T *)smem;                                                         \
   for (int o = 16; o > 0; o >>= 1) v = OP(v, __shfl_xor_sync(0xffffffffu, v, o)); \
-  const int w = threadIdx.x >> 5, l = threadIdx.x & 31;                     \
   const int nw = (blockDim.x + 31) >> 5;                                    \
+  if ((threadIdx.x & 31) == 0) s[threadIdx.x >> 5] = v;                     \
   __syncthreads();                                                          \
-  if (l == 0) s[w] = v;                                                     \
-  __syncthreads();                                                          \
-  if (w == 0) {                                                             \
-    T u = l < nw ? s[l] : (ID);                                             \
-    for (int o = 16; o > 0; o >>= 1) u = OP(u, __shfl_xor_sync(0xffffffffu, u, o)); \
-    if (l == 0) s[32] = u;                                                  \
-  }                                                                         \
-  __syncthreads();                                                          \
-  return s[32];                                                             \
+  T u = s[0];                                                               \
+  for (int w = 1; w < nw; w++) u = OP(u, s[w]);                             \
+  return u;                                                                 \
 }
 #define TILE_ADD(a, b) ((a) + (b))
-TILE_BLOCK_REDUCE(tile_block_sum_f32, float, TILE_ADD, 0.0f)
-TILE_BLOCK_REDUCE(tile_block_max_f32, float, fmaxf, __int_as_float(0xff800000))
-TILE_BLOCK_REDUCE(tile_block_min_f32, float, fminf, __int_as_float(0x7f800000))
-TILE_BLOCK_REDUCE(tile_block_sum_f64, double, TILE_ADD, 0.0)
-TILE_BLOCK_REDUCE(tile_block_max_f64, double, fmax, __longlong_as_double(0xfff0000000000000LL))
-TILE_BLOCK_REDUCE(tile_block_min_f64, double, fmin, __longlong_as_double(0x7ff0000000000000LL))
-TILE_BLOCK_REDUCE(tile_block_sum_i64, long long, TILE_ADD, 0LL)
-TILE_BLOCK_REDUCE(tile_block_max_i64, long long, tile_max_i64, (-9223372036854775807LL - 1))
-TILE_BLOCK_REDUCE(tile_block_min_i64, long long, tile_min_i64, 9223372036854775807LL)
+TILE_BLOCK_REDUCE(tile_block_sum_f32, float, TILE_ADD)
+TILE_BLOCK_REDUCE(tile_block_max_f32, float, fmaxf)
+TILE_BLOCK_REDUCE(tile_block_min_f32, float, fminf)
+TILE_BLOCK_REDUCE(tile_block_sum_f64, double, TILE_ADD)
+TILE_BLOCK_REDUCE(tile_block_max_f64, double, fmax)
+TILE_BLOCK_REDUCE(tile_block_min_f64, double, fmin)
+TILE_BLOCK_REDUCE(tile_block_sum_i64, long long, TILE_ADD)
+TILE_BLOCK_REDUCE(tile_block_max_i64, long long, tile_max_i64)
+TILE_BLOCK_REDUCE(tile_block_min_i64, long long, tile_min_i64)
 "#;

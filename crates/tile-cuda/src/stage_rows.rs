@@ -108,7 +108,7 @@ fn staged_rows(program: &Program, row: &str, body: &[Stmt], stores: &[String]) -
 
 /// The name a staged load of `staged[n]` at variable `v` becomes; bound by
 /// [`bind_staged`] where `v` is bound.
-fn staged_name(n: usize, v: &str) -> String {
+pub(crate) fn staged_name(n: usize, v: &str) -> String {
     format!("__row{n}_{v}")
 }
 
@@ -244,8 +244,10 @@ pub(crate) fn declare_staging(p: &mut Printer, plan: &RowPlan, extended: &Progra
 }
 
 /// The copy of row `rv` of every staged buffer into shared memory, then a
-/// barrier. A row outside a buffer's box reports the failure before
-/// anything is read.
+/// barrier: 16-byte asynchronous copies where the row start is aligned
+/// (the copies of every staged row are in flight together), element by
+/// element otherwise and for the last `len % 4` elements. A row outside a
+/// buffer's box reports the failure before anything is read.
 pub(crate) fn print_staging(p: &mut Printer, staged: &[StagedRow], rv: &str) {
     for (n, s) in staged.iter().enumerate() {
         let len = Printer::box_n(&s.buf, 1);
@@ -268,23 +270,23 @@ pub(crate) fn print_staging(p: &mut Printer, staged: &[StagedRow], rv: &str) {
             Printer::ptr_name(&s.buf)
         ));
         p.line(format!("float *dst = tile_rows + ro{n};"));
-        p.line("long long q0 = 0;");
+        p.line("int q0 = 0;");
         p.open("if ((reinterpret_cast<unsigned long long>(src) & 15ULL) == 0)");
-        p.line(format!("q0 = {len} & ~3LL;"));
-        p.line("#pragma unroll 4");
+        p.line(format!("q0 = (int)({len} & ~3LL);"));
         p.open(format!(
-            "for (long long q = threadIdx.x; q < ({len} >> 2); q += blockDim.x)"
+            "for (int q = threadIdx.x; q < (int)({len} >> 2); q += blockDim.x)"
         ));
-        p.line("reinterpret_cast<float4 *>(dst)[q] = reinterpret_cast<const float4 *>(src)[q];");
+        p.line("tile_cp16(dst + 4 * q, src + 4 * q);");
         p.close();
         p.close();
         p.open(format!(
-            "for (long long q = q0 + threadIdx.x; q < {len}; q += blockDim.x)"
+            "for (int q = q0 + threadIdx.x; q < (int){len}; q += blockDim.x)"
         ));
         p.line("dst[q] = src[q];");
         p.close();
         p.close();
     }
+    p.line("tile_cp_wait();");
     p.line("__syncthreads();");
 }
 

@@ -86,12 +86,11 @@ fn the_seed_pairs_get_a_16_byte_entry_point() {
 #[test]
 fn row_programs_stage_each_row_once() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/programs/controls");
-    // Loads of `x` in the program text (softmax: max, sum, store loop;
-    // RMSNorm: x * x, store loop; LayerNorm: mean, two in the variance,
-    // store loop), and the reads of the staged row that remain in the
-    // staged kernel (softmax computes each exponential once, into a
-    // scratch row, so its store loop reads that instead).
-    for (f, loads, staged_reads) in [("softmax", 3, 2), ("rmsnorm", 3, 3), ("layernorm", 4, 4)] {
+    // Passes over the staged row in the staged kernel (softmax: max, then
+    // the exponentials' fill fused with their sum, and its store loop reads
+    // the scratch row; RMSNorm: x * x, store loop; LayerNorm: mean,
+    // variance, store loop).
+    for (f, passes) in [("softmax", 2), ("rmsnorm", 2), ("layernorm", 3)] {
         let program = tile_ir::parse_program(
             &std::fs::read_to_string(root.join(format!("{f}.tile"))).unwrap(),
         )
@@ -100,34 +99,51 @@ fn row_programs_stage_each_row_once() {
         let (plain, rows) = src
             .split_once("void tile_k0_rows(const TileArgs a)")
             .unwrap_or_else(|| panic!("{f}: no staged entry point"));
-        // The streaming kernel reads `x` from device memory in every pass
-        // over the row; the staged one only in its 16-byte copy (and the
-        // scalar copy of a ragged or misaligned row).
-        assert_eq!(plain.matches("p_x[").count(), loads, "{f}");
-        assert!(
-            !rows.contains("p_x["),
+        // The staged kernel reads `x` from device memory only in its
+        // asynchronous 16-byte copy (and the scalar copy of a ragged or
+        // misaligned row): `p_x` is named where it is declared and there.
+        assert_eq!(
+            rows.matches("p_x").count(),
+            2,
             "{f}: staged kernel reads x directly"
         );
         assert!(
-            rows.contains("reinterpret_cast<const float4 *>(src)[q]"),
-            "{f}: staged copy uses 16-byte loads"
+            rows.contains("tile_cp16(dst + 4 * q, src + 4 * q);"),
+            "{f}: 16-byte copies"
+        );
+        // Each pass reads four staged elements as one 16-byte shared
+        // vector, and the partial quad at the row's end one by one.
+        assert_eq!(
+            rows.matches("reinterpret_cast<const float4 *>(tile_rows + ro0 + ")
+                .count(),
+            passes,
+            "{f}"
         );
         assert_eq!(
-            rows.matches("tile_rows[ro0 + q").count(),
-            staged_reads,
+            rows.lines()
+                .filter(|l| l.contains("tile_rows[ro0 + q"))
+                .count(),
+            passes,
+            "{f}"
+        );
+        // Both kernels store `y` as 16-byte vectors where it is aligned,
+        // and the streaming one loads `x` so too.
+        assert!(rows.contains("*reinterpret_cast<float4 *>(sp"), "{f}");
+        assert!(plain.contains("*reinterpret_cast<float4 *>(sp"), "{f}");
+        assert!(
+            plain.contains("*reinterpret_cast<const float4 *>(gq"),
             "{f}"
         );
         if f == "softmax" {
-            assert_eq!(
-                plain.matches("tile_exp_f32(").count(),
-                2 + 1,
-                "{f}: prelude + two"
-            );
-            assert_eq!(
-                rows.matches("tile_exp_f32(").count(),
-                1,
-                "{f}: once per element"
-            );
+            // The store loop (after `z`) divides the cached exponentials:
+            // each is computed once per element in the staged kernel, twice
+            // in the streaming one.
+            let (_, store) = rows.split_once("/* z */").unwrap();
+            assert!(rows.contains("tile_exp_f32("), "{f}");
+            assert!(!store.contains("tile_exp_f32("), "{f}: once per element");
+            let kernel = plain.split_once("void tile_k0(").unwrap().1;
+            let (_, store) = kernel.split_once("/* z */").unwrap();
+            assert!(store.contains("tile_exp_f32("), "{f}: streaming recomputes");
         }
     }
 }

@@ -37,7 +37,7 @@ enum Dim {
 pub(crate) type Ranges = BTreeMap<String, (String, String)>;
 
 impl Printer<'_> {
-    fn node_checked(&self, node: usize) -> bool {
+    pub(crate) fn node_checked(&self, node: usize) -> bool {
         self.prechecked.iter().any(|s| s.contains(&node))
     }
 

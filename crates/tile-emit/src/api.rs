@@ -66,6 +66,25 @@ impl Printer<'_> {
         self.push_site(buf, what)
     }
 
+    /// Whether the load `e` (a node of statements or expressions passed to
+    /// the innermost open [`Printer::begin_checked_level`], or an outer
+    /// one) was checked at a level's entry, so it may run unchecked.
+    pub fn load_checked(&self, e: &Expr) -> bool {
+        self.node_checked(e as *const Expr as usize)
+    }
+
+    /// Whether the store `s` was checked at a level's entry (see
+    /// [`Printer::load_checked`]).
+    pub fn store_checked(&self, s: &tile_ir::Stmt) -> bool {
+        self.node_checked(s as *const tile_ir::Stmt as usize)
+    }
+
+    /// C code of the flat element offset of the index `dims` (C code of
+    /// each index) into `buf`, row-major over its box.
+    pub fn flat_offset(&self, buf: &str, dims: &[String]) -> String {
+        self.offset(buf, dims)
+    }
+
     /// Makes `name` visible as a uniform value held by the C code `code`.
     pub fn bind_value(&mut self, name: &str, code: &str, ty: VTy) {
         self.scope.push(Bind {

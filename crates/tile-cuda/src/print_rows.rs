@@ -1,0 +1,370 @@
+//! Prints the body of a `row_reduction` kernel: one block per row (a
+//! grid-stride loop over rows). When the block can share a row's
+//! statements, every thread computes the bindings, reductions run over
+//! the block's threads ([`crate::quad_loops`]) and combine through warp
+//! shuffles and shared memory, inner loops are split over the threads,
+//! and a barrier follows each statement that stores. A scratch row's fill
+//! followed by the reduction that reads it back runs as one loop (the fill
+//! loop's values are reduced as they are stored). Rows the block cannot
+//! share run on thread 0 in program order.
+
+use crate::quad_loops::{self, scalar, sfx, Each, Keep, RowLoop};
+use crate::stage_rows::RowPlan;
+use tile_emit::{Printer, VTy};
+use tile_ir::{Expr, LoopVar, Program, ReduceOp, Stmt};
+use tile_plan::Kernel;
+
+/// What row statements are printed against.
+struct RowCtx<'a> {
+    program: &'a Program,
+    /// The `_rows` plan, if this is the staged entry point.
+    plan: Option<&'a RowPlan>,
+    /// Block reductions printed so far in the row: names accumulators and
+    /// picks the shared-memory slot set (alternating).
+    red: usize,
+    keep: Keep,
+}
+
+impl RowCtx<'_> {
+    fn row_loop<'b>(
+        &'b self,
+        var: &'b str,
+        bl: &'b str,
+        bh: &'b str,
+        lo: &'b Expr,
+        hi: &'b Expr,
+    ) -> RowLoop<'b> {
+        RowLoop {
+            program: self.program,
+            var,
+            bl,
+            bh,
+            lo,
+            hi,
+            staged: self.plan.map_or(&[], |r| r.staged.as_slice()),
+            short: self.plan.is_some_and(|r| r.short(lo, hi)),
+        }
+    }
+
+    /// A fresh accumulator name and the slot set of its block reduction.
+    fn next_reduction(&mut self) -> (String, usize) {
+        let n = self.red;
+        self.red += 1;
+        (format!("red{n}"), 32 * (n % 2))
+    }
+}
+
+pub(crate) fn row_reduction(
+    p: &mut Printer,
+    k: &Kernel,
+    plan: Option<&RowPlan>,
+    extended: &Program,
+) {
+    let row = &k.domain[0];
+    p.line(format!(
+        "const long long dl0 = {}, dn0 = {};",
+        p.size_expr(&row.lo),
+        p.extent(&row.lo, &row.hi)
+    ));
+    p.line("__shared__ double tile_smem[64];");
+    if let Some(plan) = plan {
+        crate::stage_rows::declare_staging(p, plan, extended);
+    }
+    p.open("for (long long r = blockIdx.x; r < dn0; r += gridDim.x)");
+    let depth = p.scope_len();
+    let rv = Printer::var_name(&row.name);
+    p.line(format!("const long long {rv} = dl0 + r;"));
+    p.bind_loop(&row.name, &rv);
+    let body = plan.map_or(&k.body, |r| &r.body);
+    if block_shareable(body) {
+        let mut ctx = RowCtx {
+            program: extended,
+            plan,
+            red: 0,
+            keep: Keep::default(),
+        };
+        if let Some(plan) = plan {
+            crate::stage_rows::print_staging(p, &plan.staged, &rv);
+        }
+        // The statements with staged loads renamed (kept until printing
+        // ends: sites are numbered by node address).
+        let mut stmts = body.clone();
+        if let Some(plan) = plan {
+            for s in stmts.iter_mut() {
+                crate::stage_rows::replace_staged_loads(s, &row.name, &plan.staged);
+            }
+        }
+        let mut a = 0;
+        while a < stmts.len() {
+            if let Some(op) = fused_fill(&stmts, a, plan) {
+                fill_and_reduce(p, &stmts[a], &stmts[a + 1], op, &mut ctx);
+                a += 2;
+                continue;
+            }
+            row_stmt(p, &stmts[a], &mut ctx);
+            a += 1;
+        }
+        // The next row's staging, and the next row's reductions, must wait
+        // for every read of this one.
+        if !matches!(body.last(), Some(Stmt::For { .. } | Stmt::Store { .. })) {
+            p.line("__syncthreads();");
+        }
+        ctx.keep.stmts.push(stmts);
+    } else {
+        p.open("if (threadIdx.x == 0)");
+        p.vector_loops = false;
+        p.stmts(&k.body);
+        p.close();
+        p.line("__syncthreads();");
+    }
+    p.truncate_scope(depth);
+    p.close();
+}
+
+/// Whether a row's statements can be shared by the block: bindings with
+/// reductions that do not nest, single-variable inner loops whose
+/// iterations are independent, and plain stores.
+pub(crate) fn block_shareable(body: &[Stmt]) -> bool {
+    body.iter().all(|s| match s {
+        Stmt::Let { value, .. } => {
+            let mut nested = false;
+            value.walk(&mut |e| {
+                if let Expr::Reduce { body, lo, hi, .. } = e {
+                    nested |= body.has_reduction() || lo.has_reduction() || hi.has_reduction();
+                }
+            });
+            !nested
+        }
+        Stmt::For { vars, body, .. } => {
+            vars.len() == 1
+                && tile_emit::can_vectorize(&vars[0].name, body)
+                && body.iter().all(|t| {
+                    let mut ok = true;
+                    t.walk(&mut |u| ok &= !matches!(u, Stmt::For { .. }));
+                    ok
+                })
+        }
+        Stmt::Store { value, .. } => !value.has_reduction(),
+        Stmt::If { .. } => false,
+    })
+}
+
+fn identity(op: ReduceOp, t: VTy) -> &'static str {
+    match (op, t) {
+        (ReduceOp::Sum, VTy::F32) => "0.0f",
+        (ReduceOp::Sum, VTy::F64) => "0.0",
+        (ReduceOp::Sum, _) => "0LL",
+        (ReduceOp::Max, VTy::F32) => "__int_as_float(0xff800000)",
+        (ReduceOp::Min, VTy::F32) => "__int_as_float(0x7f800000)",
+        (ReduceOp::Max, VTy::F64) => "__longlong_as_double(0xfff0000000000000LL)",
+        (ReduceOp::Min, VTy::F64) => "__longlong_as_double(0x7ff0000000000000LL)",
+        (ReduceOp::Max, _) => "(-9223372036854775807LL - 1)",
+        (ReduceOp::Min, _) => "9223372036854775807LL",
+    }
+}
+
+/// The block-wide combination of the accumulator `acc` (slot set `set`).
+fn block_reduce(p: &mut Printer, op: ReduceOp, t: VTy, acc: &str, set: usize) {
+    p.line(format!(
+        "{acc} = tile_block_{}_{}({acc}, tile_smem + {set});",
+        op.name(),
+        sfx(t)
+    ));
+    p.bind_value(acc, acc, t);
+}
+
+/// Replaces each reduction in `e` by a block-wide reduction bound to a
+/// fresh name.
+fn lower_reductions(p: &mut Printer, e: &mut Expr, ctx: &mut RowCtx) {
+    let Expr::Reduce {
+        op,
+        var,
+        lo,
+        hi,
+        body,
+    } = e
+    else {
+        for c in e.children_mut() {
+            lower_reductions(p, c, ctx);
+        }
+        return;
+    };
+    let (op, var, lo, hi) = (*op, var.clone(), (**lo).clone(), (**hi).clone());
+    let body: &Expr = body;
+    let (bl, bh) = loop_bounds(p, &lo, &hi);
+    // The body's type with its variable (and staged rows) in scope.
+    let depth = p.scope_len();
+    p.bind_loop(&var, &Printer::var_name(&var));
+    if let Some(plan) = ctx.plan {
+        crate::stage_rows::bind_staged(p, &plan.staged, &var, "0", &lo, &hi);
+    }
+    let t = p.value_type(body);
+    p.truncate_scope(depth);
+    let (acc, set) = ctx.next_reduction();
+    p.line(format!("{} {acc} = {};", scalar(t), identity(op, t)));
+    p.begin_checked_level(&var, &bl, &bh, &[], &[body]);
+    let rl = ctx.row_loop(&var, &bl, &bh, &lo, &hi);
+    let each = Each::Reduce {
+        body,
+        acc: &acc,
+        op,
+        t,
+    };
+    let mut keep = Keep::default();
+    quad_loops::print_loop(p, &rl, &each, &mut keep);
+    p.end_checked_level();
+    block_reduce(p, op, t, &acc, set);
+    ctx.keep.absorb(keep);
+    // The reduction's nodes stay alive (its body's on the heap, unmoved).
+    let old = std::mem::replace(e, Expr::var(&acc));
+    ctx.keep.exprs.push(Box::new(old));
+}
+
+/// A row-level statement shared by the block.
+fn row_stmt(p: &mut Printer, s: &Stmt, ctx: &mut RowCtx) {
+    p.set_line(s.span().line);
+    match s {
+        Stmt::Let { name, value, .. } => {
+            let mut v = Box::new(value.clone());
+            lower_reductions(p, &mut v, ctx);
+            let (code, ty) = p.lower(&v);
+            let t = p.tmp("val");
+            p.line(format!("const {} {t} = {code}; /* {name} */", scalar(ty)));
+            p.bind_value(name, &t, ty);
+            ctx.keep.exprs.push(v);
+        }
+        Stmt::For { vars, body, .. } => {
+            let lv = &vars[0];
+            let (bl, bh) = loop_bounds(p, &lv.lo, &lv.hi);
+            p.begin_checked_level(&lv.name, &bl, &bh, body, &[]);
+            for_body(p, lv, body, &bl, &bh, ctx);
+        }
+        Stmt::Store { .. } => {
+            p.open("if (threadIdx.x == 0)");
+            p.stmts(std::slice::from_ref(s));
+            p.close();
+            p.line("__syncthreads();");
+        }
+        Stmt::If { .. } => {}
+    }
+}
+
+/// A row-level loop whose bounds are declared and whose checked level has
+/// begun: the loop, the level's end, and a barrier.
+fn for_body(p: &mut Printer, lv: &LoopVar, body: &[Stmt], bl: &str, bh: &str, ctx: &mut RowCtx) {
+    let rl = ctx.row_loop(&lv.name, bl, bh, &lv.lo, &lv.hi);
+    let mut keep = Keep::default();
+    quad_loops::print_loop(p, &rl, &Each::Stmts { body, acc: None }, &mut keep);
+    p.end_checked_level();
+    ctx.keep.absorb(keep);
+    p.line("__syncthreads();");
+}
+
+/// Declares and returns the C names of a loop's bounds.
+fn loop_bounds(p: &mut Printer, lo: &Expr, hi: &Expr) -> (String, String) {
+    let (lo, _) = p.lower_as(lo, VTy::Int);
+    let (hi, _) = p.lower_as(hi, VTy::Int);
+    let bl = p.tmp("bnd");
+    let bh = p.tmp("bnd");
+    p.line(format!("const long long {bl} = {lo}, {bh} = {hi};"));
+    (bl, bh)
+}
+
+/// A scratch row's fill at `stmts[a]` whose values the binding at
+/// `stmts[a + 1]` reduces directly (`op(j in lo..hi: __scrN[j])` over the
+/// fill's range): the reduction's operator.
+fn fused_fill(stmts: &[Stmt], a: usize, plan: Option<&RowPlan>) -> Option<ReduceOp> {
+    let plan = plan?;
+    let (Stmt::For { vars, body, .. }, Some(Stmt::Let { value, .. })) =
+        (&stmts[a], stmts.get(a + 1))
+    else {
+        return None;
+    };
+    let [lv] = vars.as_slice() else { return None };
+    let [Stmt::Store { buf, idx, .. }] = body.as_slice() else {
+        return None;
+    };
+    if !plan.scratch.iter().any(|s| &s.name == buf) || idx.as_slice() != [Expr::var(&lv.name)] {
+        return None;
+    }
+    reads_back(value, buf, &lv.lo, &lv.hi)
+}
+
+/// The operator of the first top-level reduction in `e` that reads
+/// `buf[v]` over `lo..hi` and nothing else.
+fn reads_back(e: &Expr, buf: &str, lo: &Expr, hi: &Expr) -> Option<ReduceOp> {
+    match e {
+        Expr::Reduce {
+            op,
+            var,
+            lo: l,
+            hi: h,
+            body,
+        } => {
+            let read = Expr::load(buf, vec![Expr::var(var)]);
+            (**l == *lo && **h == *hi && **body == read).then_some(*op)
+        }
+        _ => e
+            .children()
+            .into_iter()
+            .find_map(|c| reads_back(c, buf, lo, hi)),
+    }
+}
+
+/// Replaces the first top-level reduction of `e` that [`reads_back`]
+/// `buf` by `name`.
+fn replace_read_back(e: &mut Expr, buf: &str, lo: &Expr, hi: &Expr, name: &str) -> bool {
+    if let Expr::Reduce { .. } = e {
+        if reads_back(e, buf, lo, hi).is_some() {
+            *e = Expr::var(name);
+            return true;
+        }
+        return false;
+    }
+    e.children_mut()
+        .into_iter()
+        .any(|c| replace_read_back(c, buf, lo, hi, name))
+}
+
+/// Prints a scratch row's fill and the reduction reading it back as one
+/// loop, then the binding (the two one by one when the fill's body has no
+/// vector form). `fill` and `bind` are as [`fused_fill`] found them.
+fn fill_and_reduce(p: &mut Printer, fill: &Stmt, bind: &Stmt, op: ReduceOp, ctx: &mut RowCtx) {
+    let (Stmt::For { vars, body, .. }, Stmt::Let { name, value, span }) = (fill, bind) else {
+        return;
+    };
+    let [Stmt::Store { buf, .. }] = body.as_slice() else {
+        return;
+    };
+    let lv = &vars[0];
+    p.set_line(fill.span().line);
+    let (bl, bh) = loop_bounds(p, &lv.lo, &lv.hi);
+    p.begin_checked_level(&lv.name, &bl, &bh, body, &[]);
+    if !quad_loops::fusable(p, &ctx.row_loop(&lv.name, &bl, &bh, &lv.lo, &lv.hi), body) {
+        // The fill as a loop of its own, then the binding.
+        for_body(p, lv, body, &bl, &bh, ctx);
+        row_stmt(p, bind, ctx);
+        return;
+    }
+    let (acc, set) = ctx.next_reduction();
+    p.line(format!("float {acc} = {};", identity(op, VTy::F32)));
+    let mut keep = Keep::default();
+    let each = Each::Stmts {
+        body,
+        acc: Some((&acc, op)),
+    };
+    let rl = ctx.row_loop(&lv.name, &bl, &bh, &lv.lo, &lv.hi);
+    quad_loops::print_loop(p, &rl, &each, &mut keep);
+    p.end_checked_level();
+    // The block reduction's barrier also orders the fill before any read.
+    block_reduce(p, op, VTy::F32, &acc, set);
+    ctx.keep.absorb(keep);
+    let mut v = value.clone();
+    replace_read_back(&mut v, buf, &lv.lo, &lv.hi, &acc);
+    let rest = Stmt::Let {
+        name: name.clone(),
+        value: v,
+        span: *span,
+    };
+    row_stmt(p, &rest, ctx);
+}

@@ -1,0 +1,479 @@
+//! Prints a row kernel's loops of threads over a row, four elements at a
+//! time: thread `t` takes the quads starting at `4 t`, `4 (t + B)`, ...
+//! (B threads per block), and the one partial quad at the row's ragged end
+//! element by element. Within a quad:
+//!
+//! - rows staged in shared memory are read as one 16-byte vector;
+//! - when every load of the body is a contiguous `f32` access (index `j +
+//!   c` in the last dimension, `c` fixed over the loop) checked at the
+//!   loop's entry, each is read as one 16-byte vector, and each contiguous
+//!   store is written as one, where the row start is 16-byte aligned (one
+//!   test per loop; four scalar accesses otherwise);
+//! - otherwise the body prints per element, unchanged.
+//!
+//! Staged and streaming kernels print the same loops, so every thread
+//! combines the same elements in the same order in both (their results
+//! agree bit for bit at the same block size).
+
+use crate::stage_rows::{staged_name, StagedRow};
+use tile_emit::{Printer, VTy};
+use tile_ir::{DType, Expr, Program, ReduceOp, Stmt};
+use tile_plan::affine::Affine;
+
+/// Clones printed in place of a program's nodes: they must outlive the
+/// printing, because the printer numbers failure sites by node address and
+/// a freed node's address could be reused by a later clone.
+#[derive(Default)]
+#[allow(clippy::vec_box)]
+pub(crate) struct Keep {
+    pub exprs: Vec<Box<Expr>>,
+    pub stmts: Vec<Vec<Stmt>>,
+}
+
+impl Keep {
+    /// Takes over `other`'s clones.
+    pub fn absorb(&mut self, other: Keep) {
+        self.exprs.extend(other.exprs);
+        self.stmts.extend(other.stmts);
+    }
+}
+
+/// A loop of the block's threads over `var in lo..hi`, whose bounds the C
+/// code `bl` and `bh` hold.
+pub(crate) struct RowLoop<'a> {
+    pub program: &'a Program,
+    pub var: &'a str,
+    pub bl: &'a str,
+    pub bh: &'a str,
+    pub lo: &'a Expr,
+    pub hi: &'a Expr,
+    /// The kernel's staged rows; those over exactly `lo..hi` are read as
+    /// vectors (empty in streaming kernels).
+    pub staged: &'a [StagedRow],
+    /// The range is a row in shared memory, so 32-bit counters suffice.
+    pub short: bool,
+}
+
+/// What runs for each element of the loop.
+pub(crate) enum Each<'a> {
+    /// `acc = acc OP body` (a reduction's partial result).
+    Reduce {
+        body: &'a Expr,
+        acc: &'a str,
+        op: ReduceOp,
+        t: VTy,
+    },
+    /// A row-level loop's statements. With `acc`, the value of the body's
+    /// only store is also reduced into `acc` (a scratch row's fill fused
+    /// with the reduction that reads it); only for bodies [`fusable`]
+    /// accepts.
+    Stmts {
+        body: &'a [Stmt],
+        acc: Option<(&'a str, ReduceOp)>,
+    },
+}
+
+/// The C statement combining `b` into the accumulator `acc`.
+pub(crate) fn combine(op: ReduceOp, t: VTy, acc: &str, b: &str) -> String {
+    match op {
+        ReduceOp::Sum => format!("{acc} = {acc} + {b};"),
+        ReduceOp::Max => format!("{acc} = tile_max_{}({acc}, {b});", sfx(t)),
+        ReduceOp::Min => format!("{acc} = tile_min_{}({acc}, {b});", sfx(t)),
+    }
+}
+
+/// The helper-name suffix of a value type.
+pub(crate) fn sfx(t: VTy) -> &'static str {
+    match t {
+        VTy::F32 => "f32",
+        VTy::F64 => "f64",
+        _ => "i64",
+    }
+}
+
+/// The vector form of a loop body: the body with each contiguous load
+/// replaced by a name, the loads, and (for statements) the stores.
+struct Vector {
+    /// Per distinct replaced load: its buffer and index; the name is
+    /// `__gq{n}`.
+    loads: Vec<(String, Vec<Expr>)>,
+    stmts: Vec<Stmt>,
+    expr: Option<Box<Expr>>,
+}
+
+fn load_name(n: usize) -> String {
+    format!("__gq{n}")
+}
+
+/// Whether `buf[idx]` is an `f32` access whose last index is `var + c`
+/// and whose other indices and `c` are fixed over the loop (`bound`: the
+/// names the body binds).
+fn contiguous(program: &Program, var: &str, bound: &[String], buf: &str, idx: &[Expr]) -> bool {
+    let Some(param) = program.param(buf) else {
+        return false;
+    };
+    if param.dtype != DType::F32 || param.dims.len() != idx.len() {
+        return false;
+    }
+    let Some((last, rest)) = idx.split_last() else {
+        return false;
+    };
+    let fixed = |e: &Expr| {
+        let mut free = Vec::new();
+        e.free_vars(&mut free);
+        !e.has_reduction() && free.iter().all(|n| n != var && !bound.contains(n))
+    };
+    let Some(a) = Affine::of(last) else {
+        return false;
+    };
+    a.coeff(var) == 1
+        && a.terms.keys().all(|n| n == var || !bound.contains(n))
+        && rest.iter().all(fixed)
+        && !has_load(last)
+}
+
+fn has_load(e: &Expr) -> bool {
+    let mut found = false;
+    e.walk(&mut |x| found |= matches!(x, Expr::Load { .. }));
+    found
+}
+
+/// Replaces the loads of `e` listed in `loads` by their names.
+fn replace(e: &mut Expr, loads: &[(String, Vec<Expr>)]) {
+    if let Expr::Load { buf, idx } = e {
+        if let Some(n) = loads.iter().position(|(b, i)| b == buf && i == idx) {
+            *e = Expr::var(&load_name(n));
+            return;
+        }
+    }
+    for c in e.children_mut() {
+        replace(c, loads);
+    }
+}
+
+/// The vector form of `each`, when every load in it is contiguous and
+/// checked at the loop's entry and (for statements) the body is bindings
+/// and checked contiguous stores to distinct buffers it does not read.
+fn vector(p: &Printer, rl: &RowLoop, each: &Each) -> Option<Vector> {
+    let mut bound = Vec::new();
+    let mut stored: Vec<String> = Vec::new();
+    let mut exprs: Vec<&Expr> = Vec::new();
+    match each {
+        Each::Reduce { body, .. } => exprs.push(body),
+        Each::Stmts { body, .. } => {
+            for s in body.iter() {
+                match s {
+                    Stmt::Let { name, value, .. } => {
+                        if value.has_reduction() {
+                            return None;
+                        }
+                        exprs.push(value);
+                        bound.push(name.clone());
+                    }
+                    Stmt::Store {
+                        buf, idx, value, ..
+                    } => {
+                        if stored.contains(buf)
+                            || !p.store_checked(s)
+                            || !contiguous(rl.program, rl.var, &bound, buf, idx)
+                            || value.has_reduction()
+                        {
+                            return None;
+                        }
+                        stored.push(buf.clone());
+                        exprs.push(value);
+                    }
+                    _ => return None,
+                }
+            }
+        }
+    }
+    let mut loads: Vec<(String, Vec<Expr>)> = Vec::new();
+    let mut ok = true;
+    for e in &exprs {
+        e.walk(&mut |x| {
+            if let Expr::Load { buf, idx } = x {
+                if !p.load_checked(x)
+                    || stored.contains(buf)
+                    || !contiguous(rl.program, rl.var, &bound, buf, idx)
+                {
+                    ok = false;
+                } else if !loads.iter().any(|(b, i)| b == buf && i == idx) {
+                    loads.push((buf.clone(), idx.clone()));
+                }
+            }
+        });
+    }
+    if !ok {
+        return None;
+    }
+    let (stmts, expr) = match each {
+        Each::Reduce { body, .. } => {
+            let mut e = Box::new((*body).clone());
+            replace(&mut e, &loads);
+            (Vec::new(), Some(e))
+        }
+        Each::Stmts { body, .. } => {
+            let mut stmts = body.to_vec();
+            for s in stmts.iter_mut() {
+                match s {
+                    Stmt::Let { value, .. } => replace(value, &loads),
+                    Stmt::Store { value, .. } => replace(value, &loads),
+                    _ => {}
+                }
+            }
+            (stmts, None)
+        }
+    };
+    Some(Vector { loads, stmts, expr })
+}
+
+/// Whether a loop over `rl` with these statements can carry a fused
+/// reduction of its store (call after the loop's checked level began).
+pub(crate) fn fusable(p: &Printer, rl: &RowLoop, body: &[Stmt]) -> bool {
+    matches!(body, [Stmt::Store { .. }])
+        && vector(
+            p,
+            rl,
+            &Each::Stmts {
+                body,
+                acc: Some(("", ReduceOp::Sum)),
+            },
+        )
+        .is_some()
+}
+
+/// C code of the address of `buf[idx]` with the loop variable bound to
+/// the C code `at`.
+fn address(p: &mut Printer, var: &str, at: &str, buf: &str, idx: &[Expr]) -> String {
+    let depth = p.scope_len();
+    p.bind_loop(var, at);
+    let dims: Vec<String> = idx.iter().map(|e| p.lower_as(e, VTy::Int).0).collect();
+    p.truncate_scope(depth);
+    format!(
+        "({} + {})",
+        Printer::ptr_name(buf),
+        p.flat_offset(buf, &dims)
+    )
+}
+
+const FIELDS: [&str; 4] = ["x", "y", "z", "w"];
+
+/// Prints the loop of `rl` running `each` for every element.
+pub(crate) fn print_loop(p: &mut Printer, rl: &RowLoop, each: &Each, keep: &mut Keep) {
+    let vec = vector(p, rl, each);
+    let (acc, store_acc) = match each {
+        Each::Reduce { acc, op, t, .. } => (Some((*acc, *op, *t)), None),
+        Each::Stmts { acc, .. } => (None, acc.map(|(a, op)| (a, op, VTy::F32))),
+    };
+    let ty = if rl.short { "int" } else { "long long" };
+    let n = p.tmp("len");
+    let q4 = p.tmp("quad");
+    p.open("");
+    p.line(format!("const {ty} {n} = ({ty})({} - {});", rl.bh, rl.bl));
+    // One alignment test per loop for the vector accesses.
+    let stores: Vec<(String, Vec<Expr>)> = vec
+        .as_ref()
+        .map(|v| {
+            v.stmts
+                .iter()
+                .filter_map(|s| match s {
+                    Stmt::Store { buf, idx, .. } => Some((buf.clone(), idx.clone())),
+                    _ => None,
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let accesses: Vec<(String, Vec<Expr>)> = vec
+        .as_ref()
+        .map(|v| {
+            v.loads
+                .iter()
+                .cloned()
+                .chain(stores.iter().cloned())
+                .collect()
+        })
+        .unwrap_or_default();
+    let va = p.tmp("va");
+    if !accesses.is_empty() {
+        let conds: Vec<String> = accesses
+            .iter()
+            .map(|(b, i)| {
+                let a = address(p, rl.var, rl.bl, b, i);
+                format!("(reinterpret_cast<unsigned long long>{a} & 15ULL) == 0")
+            })
+            .collect();
+        p.line(format!("const bool {va} = {};", conds.join(" && ")));
+    }
+    let staged: Vec<usize> = rl
+        .staged
+        .iter()
+        .enumerate()
+        .filter(|(i, s)| {
+            rl.short && &s.lo == rl.lo && &s.hi == rl.hi && reads(each, &staged_name(*i, rl.var))
+        })
+        .map(|(i, _)| i)
+        .collect();
+    p.line(format!("{ty} {q4} = ({ty})threadIdx.x * 4;"));
+    p.open(format!(
+        "for (; {q4} + 3 < {n}; {q4} += ({ty})blockDim.x * 4)"
+    ));
+    let qb = p.tmp("qb");
+    p.line(format!("const long long {qb} = {} + {q4};", rl.bl));
+    let sq: Vec<String> = staged.iter().map(|_| p.tmp("sq")).collect();
+    for (i, s) in staged.iter().zip(&sq) {
+        p.line(format!(
+            "const float4 {s} = *reinterpret_cast<const float4 *>(tile_rows + ro{i} + {q4});"
+        ));
+    }
+    // Vector loads, then four lanes of scalar code, then vector stores.
+    let mut gq = Vec::new();
+    if let Some(v) = &vec {
+        for (b, i) in &v.loads {
+            let a = address(p, rl.var, &qb, b, i);
+            let g = p.tmp("gq");
+            p.line(format!("const float *{g}p = {a};"));
+            p.line(format!(
+                "const float4 {g} = {va} ? *reinterpret_cast<const float4 *>({g}p) : make_float4({g}p[0], {g}p[1], {g}p[2], {g}p[3]);"
+            ));
+            gq.push(g);
+        }
+    }
+    let mut lane_vals: Vec<Vec<String>> = vec![Vec::new(); stores.len()];
+    for (lane, field) in FIELDS.iter().enumerate() {
+        let depth = p.scope_len();
+        p.bind_loop(rl.var, &format!("({qb} + {lane})"));
+        for (i, s) in staged.iter().zip(&sq) {
+            p.bind_value(&staged_name(*i, rl.var), &format!("{s}.{field}"), VTy::F32);
+        }
+        for (k, g) in gq.iter().enumerate() {
+            p.bind_value(&load_name(k), &format!("{g}.{field}"), VTy::F32);
+        }
+        let vals = element(p, each, vec.as_ref(), acc, store_acc);
+        for (k, v) in vals.into_iter().enumerate() {
+            lane_vals[k].push(v);
+        }
+        p.truncate_scope(depth);
+    }
+    for ((b, i), vals) in stores.iter().zip(&lane_vals) {
+        let a = address(p, rl.var, &qb, b, i);
+        let s = p.tmp("sp");
+        p.line(format!("float *{s} = {a};"));
+        p.line(format!(
+            "if ({va}) *reinterpret_cast<float4 *>({s}) = make_float4({});",
+            vals.join(", ")
+        ));
+        p.line(format!(
+            "else {{ {s}[0] = {}; {s}[1] = {}; {s}[2] = {}; {s}[3] = {}; }}",
+            vals[0], vals[1], vals[2], vals[3]
+        ));
+    }
+    p.close();
+    // The thread's partial quad at the row's end, element by element.
+    let q = p.tmp("q");
+    p.open(format!("for ({ty} {q} = {q4}; {q} < {n}; {q}++)"));
+    let cv = Printer::var_name(rl.var);
+    p.line(format!("const long long {cv} = {} + {q};", rl.bl));
+    let depth = p.scope_len();
+    p.bind_loop(rl.var, &cv);
+    for i in &staged {
+        p.bind_value(
+            &staged_name(*i, rl.var),
+            &format!("tile_rows[ro{i} + {q}]"),
+            VTy::F32,
+        );
+    }
+    if let Some(v) = &vec {
+        for (k, (b, i)) in v.loads.iter().enumerate() {
+            let a = address(p, rl.var, &cv, b, i);
+            let g = p.tmp("gq");
+            p.line(format!("const float {g} = *{a};"));
+            p.bind_value(&load_name(k), &g, VTy::F32);
+        }
+    }
+    let vals = element(p, each, vec.as_ref(), acc, store_acc);
+    for ((b, i), v) in stores.iter().zip(&vals) {
+        let a = address(p, rl.var, &cv, b, i);
+        p.line(format!("*{a} = {v};"));
+    }
+    p.truncate_scope(depth);
+    p.close();
+    p.close();
+    if let Some(v) = vec {
+        keep.stmts.push(v.stmts);
+        keep.exprs.extend(v.expr);
+    }
+}
+
+/// Whether the loop body reads the name `v`.
+fn reads(each: &Each, v: &str) -> bool {
+    let mut found = false;
+    let mut look = |e: &Expr| e.walk(&mut |x| found |= matches!(x, Expr::Var(n) if n == v));
+    match each {
+        Each::Reduce { body, .. } => look(body),
+        Each::Stmts { body, .. } => body.iter().for_each(|s| s.walk_exprs(&mut look)),
+    }
+    found
+}
+
+/// One element's code in the current bindings; returns the values of the
+/// vector form's stores (which the caller writes).
+fn element(
+    p: &mut Printer,
+    each: &Each,
+    vec: Option<&Vector>,
+    acc: Option<(&str, ReduceOp, VTy)>,
+    store_acc: Option<(&str, ReduceOp, VTy)>,
+) -> Vec<String> {
+    match (each, vec) {
+        (Each::Reduce { body, .. }, v) => {
+            let (acc, op, t) = acc.expect("a reduction has an accumulator");
+            let e: &Expr = match v.and_then(|v| v.expr.as_deref()) {
+                Some(e) => e,
+                None => body,
+            };
+            let (b, _) = p.lower_as(e, t);
+            p.line(combine(op, t, acc, &b));
+            Vec::new()
+        }
+        (Each::Stmts { .. }, Some(v)) => {
+            let mut vals = Vec::new();
+            for s in &v.stmts {
+                match s {
+                    Stmt::Let { name, value, .. } => {
+                        let (code, ty) = p.lower(value);
+                        let t = p.tmp("val");
+                        p.line(format!("const {} {t} = {code}; /* {name} */", scalar(ty)));
+                        p.bind_value(name, &t, ty);
+                    }
+                    Stmt::Store { value, .. } => {
+                        let (code, _) = p.lower_as(value, VTy::F32);
+                        let t = p.tmp("stv");
+                        p.line(format!("const float {t} = {code};"));
+                        if let Some((a, op, ty)) = store_acc {
+                            p.line(combine(op, ty, a, &t));
+                        }
+                        vals.push(t);
+                    }
+                    _ => {}
+                }
+            }
+            vals
+        }
+        (Each::Stmts { body, .. }, None) => {
+            // The program's own nodes, checked at the loop's entry.
+            p.stmts(body);
+            Vec::new()
+        }
+    }
+}
+
+/// The C spelling of a scalar value type.
+pub(crate) fn scalar(t: VTy) -> &'static str {
+    match t {
+        VTy::F32 => "float",
+        VTy::F64 => "double",
+        VTy::Int => "long long",
+        VTy::Bool => "bool",
+    }
+}
