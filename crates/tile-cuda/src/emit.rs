@@ -17,11 +17,9 @@
 //!   of the innermost variable with 16-byte loads and stores. The runtime
 //!   picks `_v4` when the sizes put every access on a 16-byte boundary, so
 //!   two aligned shapes share one source and differ only in launch size.
-//! - `row_reduction`: one block per row; bindings are computed by every
-//!   thread, reductions by all threads (strided) then combined with warp
-//!   shuffles and shared memory, inner loops strided over the block, with a
-//!   barrier after each statement that stores. Rows whose statements the
-//!   block cannot share run on thread 0 in program order.
+//! - `row_reduction`: one block per row ([`crate::print_rows`]), and where
+//!   the rows it reads whole fit in shared memory a second entry point
+//!   (`tile_kN_rows`, [`crate::stage_rows`]) that stages them there.
 //! - `serial`: one thread runs the statements in program order.
 //!
 //! Parameters are `__restrict__`: the runtime gives each parameter its own

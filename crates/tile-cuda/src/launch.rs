@@ -28,8 +28,9 @@ pub struct CudaOptions {
     pub stage_rows: bool,
     /// Threads per block of row kernels (`TILE_CUDA_ROW_BLOCK`); `None`
     /// picks per launch: 256 for streaming rows; for staged rows one
-    /// thread per 16 elements of the longest row (one per 2 when there are
-    /// fewer rows than multiprocessors), from 256 up to 1024.
+    /// thread per 32 elements of the longest row (one per 4 when there are
+    /// fewer rows than multiprocessors), from 256 up to 1024. Launches
+    /// round it into 32..=1024 and down to whole warps.
     pub row_block: Option<u32>,
 }
 
@@ -335,17 +336,17 @@ impl CudaModule {
                     let grid = nrows.clamp(1, 1 << 20) as u32;
                     match (rows, self.staging_bytes(n, &b.sizes)) {
                         (Some(staged), Some((bytes, longest))) if self.opts.stage_rows => {
-                            // Long rows take more threads: about 16
-                            // elements per thread, or 2 when there are
-                            // fewer rows than multiprocessors (measured on
-                            // an H200: 256 threads best for 4096-long rows,
-                            // 1024 for 16384-long ones and for 37 rows of
-                            // 1537).
+                            // Long rows take more threads: about 32
+                            // elements (eight quads) per thread, or 4 when
+                            // there are fewer rows than multiprocessors
+                            // (measured on an H200: 256 threads best for
+                            // 4096-long rows, 512 for 16384-long ones and
+                            // for 37 rows of 1537).
                             let block = self.opts.row_block.unwrap_or_else(|| {
                                 let per = if nrows < self.gpu.sm_count as i64 {
-                                    2
+                                    4
                                 } else {
-                                    16
+                                    32
                                 };
                                 ((longest / per).next_power_of_two() as u32).clamp(256, 1024)
                             });

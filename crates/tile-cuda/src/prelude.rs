@@ -70,7 +70,7 @@ TILE_D long long tile_f2i_f64(double x) {
 }
 /* 16-byte copies from device to shared memory: asynchronous (cp.async)
    where the architecture has it (sm_80 and later), plain otherwise;
-   tile_cp_wait waits for this thread's copies (a barrier must follow). */
+   tile_cp_wait waits for this thread's copies. */
 TILE_D void tile_cp16(void *dst, const void *src) {
 #if __CUDA_ARCH__ >= 800
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"((unsigned)__cvta_generic_to_shared(dst)), "l"(src) : "memory");

@@ -315,60 +315,29 @@ pub(crate) fn print_loop(p: &mut Printer, rl: &RowLoop, each: &Each, keep: &mut 
         .map(|(i, _)| i)
         .collect();
     p.line(format!("{ty} {q4} = ({ty})threadIdx.x * 4;"));
-    p.open(format!(
-        "for (; {q4} + 3 < {n}; {q4} += ({ty})blockDim.x * 4)"
-    ));
-    let qb = p.tmp("qb");
-    p.line(format!("const long long {qb} = {} + {q4};", rl.bl));
-    let sq: Vec<String> = staged.iter().map(|_| p.tmp("sq")).collect();
-    for (i, s) in staged.iter().zip(&sq) {
-        p.line(format!(
-            "const float4 {s} = *reinterpret_cast<const float4 *>(tile_rows + ro{i} + {q4});"
-        ));
+    let quads = Quads {
+        rl,
+        each,
+        vec: vec.as_ref(),
+        acc,
+        store_acc,
+        staged: &staged,
+        stores: &stores,
+        q4: &q4,
+        n: &n,
+        ty,
+    };
+    if accesses.is_empty() {
+        quads.print(p, true);
+    } else {
+        // The loop twice, so that neither has a test per quad.
+        p.open(format!("if ({va})"));
+        quads.print(p, true);
+        p.close();
+        p.open("else");
+        quads.print(p, false);
+        p.close();
     }
-    // Vector loads, then four lanes of scalar code, then vector stores.
-    let mut gq = Vec::new();
-    if let Some(v) = &vec {
-        for (b, i) in &v.loads {
-            let a = address(p, rl.var, &qb, b, i);
-            let g = p.tmp("gq");
-            p.line(format!("const float *{g}p = {a};"));
-            p.line(format!(
-                "const float4 {g} = {va} ? *reinterpret_cast<const float4 *>({g}p) : make_float4({g}p[0], {g}p[1], {g}p[2], {g}p[3]);"
-            ));
-            gq.push(g);
-        }
-    }
-    let mut lane_vals: Vec<Vec<String>> = vec![Vec::new(); stores.len()];
-    for (lane, field) in FIELDS.iter().enumerate() {
-        let depth = p.scope_len();
-        p.bind_loop(rl.var, &format!("({qb} + {lane})"));
-        for (i, s) in staged.iter().zip(&sq) {
-            p.bind_value(&staged_name(*i, rl.var), &format!("{s}.{field}"), VTy::F32);
-        }
-        for (k, g) in gq.iter().enumerate() {
-            p.bind_value(&load_name(k), &format!("{g}.{field}"), VTy::F32);
-        }
-        let vals = element(p, each, vec.as_ref(), acc, store_acc);
-        for (k, v) in vals.into_iter().enumerate() {
-            lane_vals[k].push(v);
-        }
-        p.truncate_scope(depth);
-    }
-    for ((b, i), vals) in stores.iter().zip(&lane_vals) {
-        let a = address(p, rl.var, &qb, b, i);
-        let s = p.tmp("sp");
-        p.line(format!("float *{s} = {a};"));
-        p.line(format!(
-            "if ({va}) *reinterpret_cast<float4 *>({s}) = make_float4({});",
-            vals.join(", ")
-        ));
-        p.line(format!(
-            "else {{ {s}[0] = {}; {s}[1] = {}; {s}[2] = {}; {s}[3] = {}; }}",
-            vals[0], vals[1], vals[2], vals[3]
-        ));
-    }
-    p.close();
     // The thread's partial quad at the row's end, element by element.
     let q = p.tmp("q");
     p.open(format!("for ({ty} {q} = {q4}; {q} < {n}; {q}++)"));
@@ -414,6 +383,87 @@ fn reads(each: &Each, v: &str) -> bool {
         Each::Stmts { body, .. } => body.iter().for_each(|s| s.walk_exprs(&mut look)),
     }
     found
+}
+
+/// The loop over a thread's whole quads.
+struct Quads<'a> {
+    rl: &'a RowLoop<'a>,
+    each: &'a Each<'a>,
+    vec: Option<&'a Vector>,
+    acc: Option<(&'a str, ReduceOp, VTy)>,
+    store_acc: Option<(&'a str, ReduceOp, VTy)>,
+    staged: &'a [usize],
+    stores: &'a [(String, Vec<Expr>)],
+    q4: &'a str,
+    n: &'a str,
+    ty: &'a str,
+}
+
+impl Quads<'_> {
+    /// Prints the loop; with `aligned` the vector form's device accesses
+    /// are 16-byte vectors, else four scalar accesses each.
+    fn print(&self, p: &mut Printer, aligned: bool) {
+        let Quads { rl, q4, n, ty, .. } = *self;
+        p.open(format!(
+            "for (; {q4} + 3 < {n}; {q4} += ({ty})blockDim.x * 4)"
+        ));
+        let qb = p.tmp("qb");
+        p.line(format!("const long long {qb} = {} + {q4};", rl.bl));
+        let sq: Vec<String> = self.staged.iter().map(|_| p.tmp("sq")).collect();
+        for (i, s) in self.staged.iter().zip(&sq) {
+            p.line(format!(
+                "const float4 {s} = *reinterpret_cast<const float4 *>(tile_rows + ro{i} + {q4});"
+            ));
+        }
+        // Vector loads, then four lanes of scalar code, then vector stores.
+        let mut gq = Vec::new();
+        if let Some(v) = self.vec {
+            for (b, i) in &v.loads {
+                let a = address(p, rl.var, &qb, b, i);
+                let g = p.tmp("gq");
+                if aligned {
+                    p.line(format!(
+                        "const float4 {g} = *reinterpret_cast<const float4 *>{a};"
+                    ));
+                } else {
+                    p.line(format!(
+                        "const float4 {g} = make_float4({a}[0], {a}[1], {a}[2], {a}[3]);"
+                    ));
+                }
+                gq.push(g);
+            }
+        }
+        let mut lane_vals: Vec<Vec<String>> = vec![Vec::new(); self.stores.len()];
+        for (lane, field) in FIELDS.iter().enumerate() {
+            let depth = p.scope_len();
+            p.bind_loop(rl.var, &format!("({qb} + {lane})"));
+            for (i, s) in self.staged.iter().zip(&sq) {
+                p.bind_value(&staged_name(*i, rl.var), &format!("{s}.{field}"), VTy::F32);
+            }
+            for (k, g) in gq.iter().enumerate() {
+                p.bind_value(&load_name(k), &format!("{g}.{field}"), VTy::F32);
+            }
+            let vals = element(p, self.each, self.vec, self.acc, self.store_acc);
+            for (k, v) in vals.into_iter().enumerate() {
+                lane_vals[k].push(v);
+            }
+            p.truncate_scope(depth);
+        }
+        for ((b, i), vals) in self.stores.iter().zip(&lane_vals) {
+            let a = address(p, rl.var, &qb, b, i);
+            if aligned {
+                p.line(format!(
+                    "*reinterpret_cast<float4 *>{a} = make_float4({});",
+                    vals.join(", ")
+                ));
+            } else {
+                for (k, v) in vals.iter().enumerate() {
+                    p.line(format!("{a}[{k}] = {v};"));
+                }
+            }
+        }
+        p.close();
+    }
 }
 
 /// One element's code in the current bindings; returns the values of the

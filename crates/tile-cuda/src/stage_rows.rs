@@ -243,11 +243,17 @@ pub(crate) fn declare_staging(p: &mut Printer, plan: &RowPlan, extended: &Progra
     }
 }
 
-/// The copy of row `rv` of every staged buffer into shared memory, then a
-/// barrier: 16-byte asynchronous copies where the row start is aligned
-/// (the copies of every staged row are in flight together), element by
-/// element otherwise and for the last `len % 4` elements. A row outside a
-/// buffer's box reports the failure before anything is read.
+/// The copy of row `rv` of every staged buffer into shared memory: 16-byte
+/// asynchronous copies where the row start is aligned (the copies of
+/// every staged row are in flight together), element by element otherwise
+/// and for a ragged end. A row outside a buffer's box reports the failure
+/// before anything is read.
+///
+/// Each thread copies exactly the quads it reads in the row's loops
+/// (elements `4 t .. 4 t + 3`, then `blockDim.x * 4` further on; see
+/// [`crate::quad_loops`]), so it waits for its own copies only, and no
+/// barrier is needed: no thread reads a staged element another thread
+/// wrote, in this row or the next.
 pub(crate) fn print_staging(p: &mut Printer, staged: &[StagedRow], rv: &str) {
     for (n, s) in staged.iter().enumerate() {
         let len = Printer::box_n(&s.buf, 1);
@@ -270,24 +276,19 @@ pub(crate) fn print_staging(p: &mut Printer, staged: &[StagedRow], rv: &str) {
             Printer::ptr_name(&s.buf)
         ));
         p.line(format!("float *dst = tile_rows + ro{n};"));
-        p.line("int q0 = 0;");
+        p.line(format!("const int len = (int){len};"));
+        p.line("int q = (int)threadIdx.x * 4;");
         p.open("if ((reinterpret_cast<unsigned long long>(src) & 15ULL) == 0)");
-        p.line(format!("q0 = (int)({len} & ~3LL);"));
-        p.open(format!(
-            "for (int q = threadIdx.x; q < (int)({len} >> 2); q += blockDim.x)"
-        ));
-        p.line("tile_cp16(dst + 4 * q, src + 4 * q);");
+        p.open("for (; q + 3 < len; q += (int)blockDim.x * 4)");
+        p.line("tile_cp16(dst + q, src + q);");
         p.close();
         p.close();
-        p.open(format!(
-            "for (int q = q0 + threadIdx.x; q < (int){len}; q += blockDim.x)"
-        ));
-        p.line("dst[q] = src[q];");
+        p.open("for (; q < len; q += (int)blockDim.x * 4)");
+        p.line("for (int e = q; e < len && e < q + 4; e++) dst[e] = src[e];");
         p.close();
         p.close();
     }
     p.line("tile_cp_wait();");
-    p.line("__syncthreads();");
 }
 
 /// Bytes of dynamic shared memory a launch needs for rows over `ranges`
