@@ -2,7 +2,8 @@
 //! against a device-to-device copy of one plane (read one plane, write
 //! one) of the same shape, in the same run: the streaming kernel (every
 //! pass reads the row from device memory) and the staged one (each row
-//! copied once into shared memory), at several block sizes.
+//! copied once into shared memory), at several block sizes, and the
+//! runtime's default choice of the two (`default`, what `tile bench` runs).
 //!
 //! `cargo run --release -p tile-cuda --example cuda_rows [MxN ...]` (needs a
 //! GPU; default shapes 1024x4096 and 4096x4096).
@@ -77,12 +78,14 @@ fn main() {
             let mut arrays: BTreeMap<String, Array> =
                 fixture::arguments(&program, &sizes).expect("arguments");
             arrays.insert("y".into(), Array::zeros(DType::F32, &[m, n]));
-            for (stage_rows, row_block) in [
-                (false, Some(256)),
-                (true, Some(256)),
-                (true, Some(512)),
-                (true, Some(1024)),
-                (true, None),
+            use tile_cuda::RowStaging::{Always, Auto, Never};
+            for (label, stage_rows, row_block) in [
+                ("streaming", Never, Some(256)),
+                ("staged", Always, Some(256)),
+                ("staged", Always, Some(512)),
+                ("staged", Always, Some(1024)),
+                ("staged", Always, None),
+                ("default", Auto, None),
             ] {
                 let opts = tile_cuda::CudaOptions {
                     stage_rows,
@@ -100,7 +103,7 @@ fn main() {
                 let block = row_block.map_or("auto".to_string(), |b| b.to_string());
                 println!(
                     "{name:<10} {shape:>11} {:>9} {block:>6} {:>11.2} {:>8.3}",
-                    if stage_rows { "staged" } else { "streaming" },
+                    label,
                     dev * 1e6,
                     dev / copy
                 );

@@ -55,6 +55,9 @@ pub(crate) struct KernelInfo {
     /// Present when a `_rows` entry point exists: the range of each staged
     /// row (the runtime sizes the dynamic shared memory from them).
     pub rows: Option<Vec<(Expr, Expr)>>,
+    /// Whether the `_rows` entry point caches values in scratch rows
+    /// (computes something once that the streaming kernel computes twice).
+    pub rows_cache: bool,
     /// Failure sites of the `_rows` entry point.
     pub rows_sites: Vec<Site>,
 }
@@ -105,6 +108,7 @@ pub(crate) fn emit(plan: &Plan, unroll: u32) -> Result<Emitted, CudaError> {
             v4: None,
             v4_sites: vec![],
             rows: None,
+            rows_cache: false,
             rows_sites: vec![],
         };
         if k.mapping.is_elementwise() {
@@ -125,6 +129,7 @@ pub(crate) fn emit(plan: &Plan, unroll: u32) -> Result<Emitted, CudaError> {
                     source.push('\n');
                     source.push_str(&printed.code);
                     info.rows = Some(plan.ranges());
+                    info.rows_cache = !plan.scratch.is_empty();
                     info.rows_sites = printed.sites;
                 }
             }

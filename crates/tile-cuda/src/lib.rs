@@ -28,7 +28,7 @@ mod quad_loops;
 pub mod runtime;
 mod stage_rows;
 
-pub use launch::{compile, Bound, CudaModule, CudaOptions};
+pub use launch::{compile, Bound, CudaModule, CudaOptions, RowStaging, STAGE_ROWS_LONGER_THAN};
 pub use runtime::{gpu, DeviceBuffer, Gpu};
 
 /// Everything that can go wrong on the CUDA path.

@@ -97,7 +97,7 @@ fn every_fixture_matches_the_interpreter() {
                 let opts = tile_cuda::CudaOptions {
                     vec4,
                     unroll,
-                    stage_rows,
+                    stage_rows: staging(stage_rows),
                     ..Default::default()
                 };
                 if let Err(e) = check(&program, &sizes, &opts) {
@@ -282,7 +282,7 @@ fn staged_and_streaming_agree(program: &tile_ir::Program, sizes: &Sizes) -> Resu
     let mut outs = Vec::new();
     for stage_rows in [true, false] {
         let opts = tile_cuda::CudaOptions {
-            stage_rows,
+            stage_rows: staging(stage_rows),
             row_block: Some(256),
             ..Default::default()
         };
@@ -368,7 +368,7 @@ fn a_row_outside_the_box_fails_before_it_is_read() {
     let plan = compile(&program, &Options::default()).unwrap();
     for stage_rows in [true, false] {
         let opts = tile_cuda::CudaOptions {
-            stage_rows,
+            stage_rows: staging(stage_rows),
             ..Default::default()
         };
         let module = tile_cuda::compile(&plan, &opts).unwrap();
@@ -403,5 +403,14 @@ fn long_rows_are_accurate() {
                 panic!("{f} N={n}: {e}");
             }
         }
+    }
+}
+
+/// Rows staged whenever they fit, or never.
+fn staging(staged: bool) -> tile_cuda::RowStaging {
+    if staged {
+        tile_cuda::RowStaging::Always
+    } else {
+        tile_cuda::RowStaging::Never
     }
 }
