@@ -1,4 +1,4 @@
-/* Tile: CUDA kernels of program `gelu_ab` (1 kernel). */
+/* Tile: CUDA kernels of program `add` (1 kernel). */
 
 struct TileArgs { long long lo, hi; long long S[16]; void *A[32]; int *err; };
 
@@ -62,6 +62,21 @@ TILE_D long long tile_f2i_f64(double x) {
   if (x <= -2147483649.0) return TILE_I32_MIN;
   return (long long)x;
 }
+/* 16-byte copies from device to shared memory: asynchronous (cp.async)
+   where the architecture has it (sm_80 and later), plain otherwise;
+   tile_cp_wait waits for this thread's copies. */
+TILE_D void tile_cp16(void *dst, const void *src) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"((unsigned)__cvta_generic_to_shared(dst)), "l"(src) : "memory");
+#else
+  *reinterpret_cast<float4 *>(dst) = *reinterpret_cast<const float4 *>(src);
+#endif
+}
+TILE_D void tile_cp_wait(void) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+}
 /* Truncating division; division by zero or overflow reports its site. */
 TILE_D long long tile_idiv_i64(long long a, long long b, int *err, int id) {
   if (b == 0 || (b == -1 && a == (-9223372036854775807LL - 1))) { atomicExch(err, id); return 0; }
@@ -69,35 +84,32 @@ TILE_D long long tile_idiv_i64(long long a, long long b, int *err, int id) {
 }
 
 /* Block-wide reductions: every thread passes its partial result and gets
-   the block's result. Warp shuffles, then one value per warp in shared
-   memory, combined by the first warp. */
-#define TILE_BLOCK_REDUCE(NAME, T, OP, ID)                                  \
+   the block's result. Warp shuffles, one value per warp in shared memory,
+   one barrier, then every thread combines the warps' values in warp order
+   (so all get the same bits). Consecutive reductions alternate between
+   two slot sets: a set is written again only after the next reduction's
+   barrier, which every thread reaches after reading it. */
+#define TILE_BLOCK_REDUCE(NAME, T, OP)                                      \
 TILE_D T NAME(T v, double *smem) {                                          \
   T *s = (T *)smem;                                                         \
   for (int o = 16; o > 0; o >>= 1) v = OP(v, __shfl_xor_sync(0xffffffffu, v, o)); \
-  const int w = threadIdx.x >> 5, l = threadIdx.x & 31;                     \
   const int nw = (blockDim.x + 31) >> 5;                                    \
+  if ((threadIdx.x & 31) == 0) s[threadIdx.x >> 5] = v;                     \
   __syncthreads();                                                          \
-  if (l == 0) s[w] = v;                                                     \
-  __syncthreads();                                                          \
-  if (w == 0) {                                                             \
-    T u = l < nw ? s[l] : (ID);                                             \
-    for (int o = 16; o > 0; o >>= 1) u = OP(u, __shfl_xor_sync(0xffffffffu, u, o)); \
-    if (l == 0) s[32] = u;                                                  \
-  }                                                                         \
-  __syncthreads();                                                          \
-  return s[32];                                                             \
+  T u = s[0];                                                               \
+  for (int w = 1; w < nw; w++) u = OP(u, s[w]);                             \
+  return u;                                                                 \
 }
 #define TILE_ADD(a, b) ((a) + (b))
-TILE_BLOCK_REDUCE(tile_block_sum_f32, float, TILE_ADD, 0.0f)
-TILE_BLOCK_REDUCE(tile_block_max_f32, float, fmaxf, __int_as_float(0xff800000))
-TILE_BLOCK_REDUCE(tile_block_min_f32, float, fminf, __int_as_float(0x7f800000))
-TILE_BLOCK_REDUCE(tile_block_sum_f64, double, TILE_ADD, 0.0)
-TILE_BLOCK_REDUCE(tile_block_max_f64, double, fmax, __longlong_as_double(0xfff0000000000000LL))
-TILE_BLOCK_REDUCE(tile_block_min_f64, double, fmin, __longlong_as_double(0x7ff0000000000000LL))
-TILE_BLOCK_REDUCE(tile_block_sum_i64, long long, TILE_ADD, 0LL)
-TILE_BLOCK_REDUCE(tile_block_max_i64, long long, tile_max_i64, (-9223372036854775807LL - 1))
-TILE_BLOCK_REDUCE(tile_block_min_i64, long long, tile_min_i64, 9223372036854775807LL)
+TILE_BLOCK_REDUCE(tile_block_sum_f32, float, TILE_ADD)
+TILE_BLOCK_REDUCE(tile_block_max_f32, float, fmaxf)
+TILE_BLOCK_REDUCE(tile_block_min_f32, float, fminf)
+TILE_BLOCK_REDUCE(tile_block_sum_f64, double, TILE_ADD)
+TILE_BLOCK_REDUCE(tile_block_max_f64, double, fmax)
+TILE_BLOCK_REDUCE(tile_block_min_f64, double, fmin)
+TILE_BLOCK_REDUCE(tile_block_sum_i64, long long, TILE_ADD)
+TILE_BLOCK_REDUCE(tile_block_max_i64, long long, tile_max_i64)
+TILE_BLOCK_REDUCE(tile_block_min_i64, long long, tile_min_i64)
 
 /* k0: element_grid over i in 0..M, j in 0..N; stores y; reads a, b */
 extern "C" __global__ void tile_k0(const TileArgs a) {
@@ -122,13 +134,12 @@ extern "C" __global__ void tile_k0(const TileArgs a) {
     const long long v_i = dl0 + q;
     for (long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x; c < cols; c += (long long)gridDim.x * blockDim.x) {
       const long long v_j = dl1 + c;
-      if (!(v_i >= 0 && v_i < n0_a && v_j >= 0 && v_j < n1_a)) TILE_FAIL(1);
+      if (!(v_i >= 0 && v_i < n0_a && v_j >= 0 && v_j < n1_a)) TILE_FAIL(2);
       const float ld0 = p_a[(v_i * n1_a + v_j)];
-      if (!(v_i >= 0 && v_i < n0_b && v_j >= 0 && v_j < n1_b)) TILE_FAIL(2);
+      if (!(v_i >= 0 && v_i < n0_b && v_j >= 0 && v_j < n1_b)) TILE_FAIL(3);
       const float ld1 = p_b[(v_i * n1_b + v_j)];
-      const float val0 = (ld0 + ld1); /* v */
-      if (!(v_i >= 0 && v_i < n0_y && v_j >= 0 && v_j < n1_y)) TILE_FAIL(3);
-      p_y[(v_i * n1_y + v_j)] = ((0.5f * val0) * (1.0f + tile_tanh_f32((0.7978846f * (val0 + (((0.044715f * val0) * val0) * val0))))));
+      if (!(v_i >= 0 && v_i < n0_y && v_j >= 0 && v_j < n1_y)) TILE_FAIL(1);
+      p_y[(v_i * n1_y + v_j)] = (ld0 + ld1);
     }
   }
 }
@@ -160,14 +171,10 @@ extern "C" __global__ void tile_k0_v4(const TileArgs a) {
       const float4 vld0 = *reinterpret_cast<const float4 *>(p_a + ((v_i)) * n1_a + (v_j));
       if (!((v_i) >= 0 && (v_i) < 0 + n0_b && (v_j) >= 0 && (v_j) + 3 < 0 + n1_b)) { atomicExch(err, 100002); return; }
       const float4 vld1 = *reinterpret_cast<const float4 *>(p_b + ((v_i)) * n1_b + (v_j));
-      const float val0 = (vld0.x + vld1.x); /* v */
-      const float stv0 = ((0.5f * val0) * (1.0f + tile_tanh_f32((0.7978846f * (val0 + (((0.044715f * val0) * val0) * val0))))));
-      const float val1 = (vld0.y + vld1.y); /* v */
-      const float stv1 = ((0.5f * val1) * (1.0f + tile_tanh_f32((0.7978846f * (val1 + (((0.044715f * val1) * val1) * val1))))));
-      const float val2 = (vld0.z + vld1.z); /* v */
-      const float stv2 = ((0.5f * val2) * (1.0f + tile_tanh_f32((0.7978846f * (val2 + (((0.044715f * val2) * val2) * val2))))));
-      const float val3 = (vld0.w + vld1.w); /* v */
-      const float stv3 = ((0.5f * val3) * (1.0f + tile_tanh_f32((0.7978846f * (val3 + (((0.044715f * val3) * val3) * val3))))));
+      const float stv0 = (vld0.x + vld1.x);
+      const float stv1 = (vld0.y + vld1.y);
+      const float stv2 = (vld0.z + vld1.z);
+      const float stv3 = (vld0.w + vld1.w);
       if (!((v_i) >= 0 && (v_i) < 0 + n0_y && (v_j) >= 0 && (v_j) + 3 < 0 + n1_y)) { atomicExch(err, 100003); return; }
       *reinterpret_cast<float4 *>(p_y + ((v_i)) * n1_y + (v_j)) = make_float4(stv0, stv1, stv2, stv3);
     }
