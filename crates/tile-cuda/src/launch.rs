@@ -74,7 +74,7 @@ impl Default for CudaOptions {
             row_block: std::env::var("TILE_CUDA_ROW_BLOCK")
                 .ok()
                 .and_then(|v| v.parse::<u32>().ok())
-                .map(|b| b.clamp(32, 1024) / 32 * 32),
+                .filter(|b| *b > 0),
         }
     }
 }

@@ -104,8 +104,9 @@ pub(crate) fn row_reduction(
             row_stmt(p, &stmts[a], &mut ctx);
             a += 1;
         }
-        // The next row's staging, and the next row's reductions, must wait
-        // for every read of this one.
+        // The next row's reductions reuse the shared slot sets: every read
+        // of this row's must come first. (Staged rows need no barrier: each
+        // thread rewrites only the elements it reads.)
         if !matches!(body.last(), Some(Stmt::For { .. } | Stmt::Store { .. })) {
             p.line("__syncthreads();");
         }

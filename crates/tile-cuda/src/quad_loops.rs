@@ -232,15 +232,7 @@ fn vector(p: &Printer, rl: &RowLoop, each: &Each) -> Option<Vector> {
 /// reduction of its store (call after the loop's checked level began).
 pub(crate) fn fusable(p: &Printer, rl: &RowLoop, body: &[Stmt]) -> bool {
     matches!(body, [Stmt::Store { .. }])
-        && vector(
-            p,
-            rl,
-            &Each::Stmts {
-                body,
-                acc: Some(("", ReduceOp::Sum)),
-            },
-        )
-        .is_some()
+        && vector(p, rl, &Each::Stmts { body, acc: None }).is_some()
 }
 
 /// C code of the address of `buf[idx]` with the loop variable bound to
@@ -262,10 +254,6 @@ const FIELDS: [&str; 4] = ["x", "y", "z", "w"];
 /// Prints the loop of `rl` running `each` for every element.
 pub(crate) fn print_loop(p: &mut Printer, rl: &RowLoop, each: &Each, keep: &mut Keep) {
     let vec = vector(p, rl, each);
-    let (acc, store_acc) = match each {
-        Each::Reduce { acc, op, t, .. } => (Some((*acc, *op, *t)), None),
-        Each::Stmts { acc, .. } => (None, acc.map(|(a, op)| (a, op, VTy::F32))),
-    };
     let ty = if rl.short { "int" } else { "long long" };
     let n = p.tmp("len");
     let q4 = p.tmp("quad");
@@ -319,8 +307,6 @@ pub(crate) fn print_loop(p: &mut Printer, rl: &RowLoop, each: &Each, keep: &mut 
         rl,
         each,
         vec: vec.as_ref(),
-        acc,
-        store_acc,
         staged: &staged,
         stores: &stores,
         q4: &q4,
@@ -360,7 +346,7 @@ pub(crate) fn print_loop(p: &mut Printer, rl: &RowLoop, each: &Each, keep: &mut 
             p.bind_value(&load_name(k), &g, VTy::F32);
         }
     }
-    let vals = element(p, each, vec.as_ref(), acc, store_acc);
+    let vals = element(p, each, vec.as_ref());
     for ((b, i), v) in stores.iter().zip(&vals) {
         let a = address(p, rl.var, &cv, b, i);
         p.line(format!("*{a} = {v};"));
@@ -390,8 +376,6 @@ struct Quads<'a> {
     rl: &'a RowLoop<'a>,
     each: &'a Each<'a>,
     vec: Option<&'a Vector>,
-    acc: Option<(&'a str, ReduceOp, VTy)>,
-    store_acc: Option<(&'a str, ReduceOp, VTy)>,
     staged: &'a [usize],
     stores: &'a [(String, Vec<Expr>)],
     q4: &'a str,
@@ -443,7 +427,7 @@ impl Quads<'_> {
             for (k, g) in gq.iter().enumerate() {
                 p.bind_value(&load_name(k), &format!("{g}.{field}"), VTy::F32);
             }
-            let vals = element(p, self.each, self.vec, self.acc, self.store_acc);
+            let vals = element(p, self.each, self.vec);
             for (k, v) in vals.into_iter().enumerate() {
                 lane_vals[k].push(v);
             }
@@ -468,25 +452,18 @@ impl Quads<'_> {
 
 /// One element's code in the current bindings; returns the values of the
 /// vector form's stores (which the caller writes).
-fn element(
-    p: &mut Printer,
-    each: &Each,
-    vec: Option<&Vector>,
-    acc: Option<(&str, ReduceOp, VTy)>,
-    store_acc: Option<(&str, ReduceOp, VTy)>,
-) -> Vec<String> {
+fn element(p: &mut Printer, each: &Each, vec: Option<&Vector>) -> Vec<String> {
     match (each, vec) {
-        (Each::Reduce { body, .. }, v) => {
-            let (acc, op, t) = acc.expect("a reduction has an accumulator");
+        (Each::Reduce { body, acc, op, t }, v) => {
             let e: &Expr = match v.and_then(|v| v.expr.as_deref()) {
                 Some(e) => e,
                 None => body,
             };
-            let (b, _) = p.lower_as(e, t);
-            p.line(combine(op, t, acc, &b));
+            let (b, _) = p.lower_as(e, *t);
+            p.line(combine(*op, *t, acc, &b));
             Vec::new()
         }
-        (Each::Stmts { .. }, Some(v)) => {
+        (Each::Stmts { acc, .. }, Some(v)) => {
             let mut vals = Vec::new();
             for s in &v.stmts {
                 match s {
@@ -500,8 +477,8 @@ fn element(
                         let (code, _) = p.lower_as(value, VTy::F32);
                         let t = p.tmp("stv");
                         p.line(format!("const float {t} = {code};"));
-                        if let Some((a, op, ty)) = store_acc {
-                            p.line(combine(op, ty, a, &t));
+                        if let Some((a, op)) = acc {
+                            p.line(combine(*op, VTy::F32, a, &t));
                         }
                         vals.push(t);
                     }
