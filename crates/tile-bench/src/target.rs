@@ -75,7 +75,7 @@ pub fn f32_arrays(
 ) -> Result<Vec<(String, Vec<f32>)>, String> {
     names
         .iter()
-        .map(|n| match arrays.get(n).map(|a| &a.data) {
+        .map(|n| match arrays.get(n).map(|a| a.data()) {
             Some(ArrayData::F32(v)) => Ok((n.clone(), v.clone())),
             _ => Err(format!("`{n}` is not an f32 array")),
         })
@@ -131,13 +131,8 @@ pub fn arguments(plan: &Plan, case: &Case) -> Result<(BTreeMap<String, Array>, S
         } else {
             (0..n).map(|i| crate::oracle::input(i, k)).collect()
         };
-        arrays.insert(
-            p.name.clone(),
-            Array {
-                shape: shape.clone(),
-                data: ArrayData::F32(data),
-            },
-        );
+        let array = Array::new(shape.clone(), ArrayData::F32(data)).map_err(|e| e.to_string())?;
+        arrays.insert(p.name.clone(), array);
     }
     Ok((arrays, sizes))
 }

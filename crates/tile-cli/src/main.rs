@@ -151,10 +151,20 @@ enum Command {
         /// An input parameter's data: NAME=FILE.npy (repeat per input).
         #[arg(long = "input", value_name = "NAME=FILE")]
         inputs: Vec<String>,
-        /// Initial content of an out/inout parameter: NAME=FILE.npy
-        /// (zeros otherwise).
+        /// Initial content of an out/inout parameter: NAME=FILE.npy. An
+        /// `inout` parameter needs it (or --zeros); an `out` parameter
+        /// starts as zeros without it.
         #[arg(long = "init", value_name = "NAME=FILE")]
         inits: Vec<String>,
+        /// Start an `inout` parameter from zeros instead of --init
+        /// (repeat per parameter).
+        #[arg(long = "zeros", value_name = "NAME")]
+        zeros: Vec<String>,
+        /// Ceiling on the memory of arrays Tile allocates (outputs made
+        /// from a box), e.g. 4G; default $TILE_MAX_MEMORY, else the
+        /// machine's physical memory.
+        #[arg(long, value_name = "BYTES")]
+        max_memory: Option<String>,
         /// A size symbol no shape determines: NAME=VALUE.
         #[arg(long = "bind", value_name = "NAME=VALUE")]
         binds: Vec<String>,
@@ -322,6 +332,8 @@ fn dispatch(cmd: Command) -> Result<(), String> {
             target,
             inputs,
             inits,
+            zeros,
+            max_memory,
             binds,
             fusion,
             out_dir,
@@ -331,6 +343,8 @@ fn dispatch(cmd: Command) -> Result<(), String> {
             target,
             inputs,
             inits,
+            zeros,
+            max_memory,
             binds,
             fusion: fusion == Fusion::On,
             out_dir,

@@ -1,5 +1,11 @@
 //! `tile run`: load `.npy` arguments, check them, execute the plan on a
 //! target, and write every out/inout parameter as `.npy`, all or nothing.
+//!
+//! Every check comes before any work: arguments (names, roles, dtypes,
+//! ranks, shapes, which argument bound each size symbol), `inout`
+//! parameters given (`--init`) or explicitly zeroed (`--zeros`), the
+//! launch's integer ranges, the memory of outputs made from boxes, and the
+//! output directory (a staging directory is created beside it first).
 
 use crate::{load, Target};
 use std::collections::BTreeMap;
@@ -13,6 +19,8 @@ pub struct RunArgs {
     pub target: Target,
     pub inputs: Vec<String>,
     pub inits: Vec<String>,
+    pub zeros: Vec<String>,
+    pub max_memory: Option<String>,
     pub binds: Vec<String>,
     pub fusion: bool,
     pub out_dir: PathBuf,
@@ -31,97 +39,58 @@ fn read_array(path: &str) -> Result<Array, String> {
 
 /// Runs the command.
 pub fn run(a: RunArgs) -> Result<(), String> {
+    if let Some(m) = &a.max_memory {
+        let bytes = tile_ir::limits::parse_bytes(m).ok_or_else(|| {
+            format!("error: --max-memory expects a byte count such as 4G or 512M, got `{m}`")
+        })?;
+        tile_ir::limits::set_memory_ceiling(bytes);
+    }
     let (file, program) = load::program(&a.file, a.program.as_deref())?;
     let plan = tile_plan::compile(&program, &tile_plan::Options { fusion: a.fusion })
         .map_err(|e| load::located(&file, &e.diagnostics))?;
 
-    let mut explicit = Sizes::new();
-    for b in &a.binds {
-        let (k, v) = pair(b, "bind")?;
-        let v: i64 = v
-            .parse()
-            .map_err(|_| format!("error: --bind {k} needs an integer, got `{v}`"))?;
-        if !program.size_symbols().iter().any(|s| s == k) {
-            return Err(format!(
-                "error: --bind {k}: the program has no size symbol `{k}`"
-            ));
-        }
-        explicit.insert(k.to_string(), v);
-    }
-    let mut arrays: BTreeMap<String, Array> = BTreeMap::new();
-    for (list, flag) in [(&a.inputs, "input"), (&a.inits, "init")] {
-        for item in list {
-            let (name, path) = pair(item, flag)?;
-            let p = program.param(name).ok_or_else(|| {
-                format!("error: --{flag} {name}: the program has no parameter `{name}`")
-            })?;
-            match (flag, p.role) {
-                ("input", Role::Out) => return Err(format!("error: `{name}` is an output; give its initial content with --init {name}=FILE")),
-                ("init", Role::In) => return Err(format!("error: `{name}` is an input; pass it with --input {name}=FILE")),
-                _ => {}
-            }
-            if arrays.insert(name.to_string(), read_array(path)?).is_some() {
-                return Err(format!("error: `{name}` is given twice"));
-            }
-        }
-    }
-    for p in &program.params {
-        if p.role == Role::In && !arrays.contains_key(&p.name) {
-            return Err(format!(
-                "error: missing input `{0}`: pass --input {0}=FILE.npy",
-                p.name
-            ));
-        }
-    }
-    // Outputs without initial content start as zeros of their box's shape.
-    let shapes = arrays
-        .iter()
-        .filter(|(k, arr)| {
-            program
-                .param(k)
-                .is_some_and(|p| p.dims.len() == arr.shape.len())
-        })
-        .map(|(k, arr)| (k.clone(), (arr.dtype(), arr.shape.clone())))
-        .collect();
-    let sizes = tile_ir::args::solve_sizes(&program, &shapes, &explicit)
-        .map_err(|e| format!("error: {e}"))?;
+    let explicit = binds(&program, &a.binds)?;
+    let mut arrays = load_arguments(&program, &a)?;
+    let sizes = solve(&program, &arrays, &explicit)?;
+    tile_plan::check_ranges(&plan.program, &sizes).map_err(|e| located(&file, &e))?;
     let boxes = tile_ir::args::boxes(&program, &sizes).map_err(|e| format!("error: {e}"))?;
     for p in &program.params {
         if !arrays.contains_key(&p.name) {
-            let shape: Vec<i64> = boxes[&p.name].iter().map(|(lo, hi)| hi - lo).collect();
-            if shape.iter().any(|&n| n < 0) {
-                return Err(format!(
-                    "error: the box of `{}` has a negative extent {shape:?}",
-                    p.name
-                ));
-            }
-            let shape: Vec<usize> = shape.iter().map(|&n| n as usize).collect();
-            arrays.insert(p.name.clone(), Array::zeros(p.dtype, &shape));
+            // check_ranges proved every extent non-negative and small.
+            let shape: Vec<usize> = boxes[&p.name]
+                .iter()
+                .map(|(lo, hi)| (hi - lo) as usize)
+                .collect();
+            let zeros = Array::try_zeros(p.dtype, &shape)
+                .map_err(|e| format!("error: output `{}`: {e}", p.name))?;
+            arrays.insert(p.name.clone(), zeros);
         }
     }
     tile_ir::args::bind_arrays(&program, &arrays, &explicit).map_err(|e| format!("error: {e}"))?;
+    let stage = Staging::create(&a.out_dir)?;
 
-    match a.target {
+    let ran = match a.target {
         Target::Interp => {
             tile_plan::execute_plan(&plan, &mut arrays, &explicit, tile_plan::Order::Sequential)
-                .map_err(|e| format!("{file}:{e}"))?
+                .map_err(|e| format!("{file}:{e}"))
         }
-        Target::Cpu => {
-            let module = tile_cpu::compile(&plan, &tile_cpu::CpuOptions::default())
-                .map_err(|e| format!("error: {e}"))?;
-            module
-                .run(&mut arrays, &explicit)
-                .map_err(|e| format!("error: {e}"))?;
-        }
-        Target::Cuda => {
-            let module = tile_cuda::compile(&plan, &tile_cuda::CudaOptions::default())
-                .map_err(|e| format!("error: {e}"))?;
-            module
-                .run(&mut arrays, &explicit)
-                .map_err(|e| format!("error: {e}"))?;
-        }
+        Target::Cpu => tile_cpu::compile(&plan, &tile_cpu::CpuOptions::default())
+            .and_then(|m| m.run(&mut arrays, &explicit))
+            .map_err(|e| match e {
+                tile_cpu::CpuError::Range(r) => located(&file, &r),
+                e => format!("error: {e}"),
+            }),
+        Target::Cuda => tile_cuda::compile(&plan, &tile_cuda::CudaOptions::default())
+            .and_then(|m| m.run(&mut arrays, &explicit))
+            .map_err(|e| match e {
+                tile_cuda::CudaError::Range(r) => located(&file, &r),
+                e => format!("error: {e}"),
+            }),
+    };
+    if let Err(e) = ran {
+        stage.discard();
+        return Err(format!("{e}\nno output files were written"));
     }
-
     let outputs: Vec<(String, Vec<u8>)> = program
         .params
         .iter()
@@ -133,38 +102,185 @@ pub fn run(a: RunArgs) -> Result<(), String> {
             )
         })
         .collect();
-    write_all(&a.out_dir, &outputs)
+    stage.commit(&outputs)
 }
 
-/// Writes every file or none: into a staging directory beside `dir`, then
-/// renamed into place.
-fn write_all(dir: &Path, files: &[(String, Vec<u8>)]) -> Result<(), String> {
-    let shown = dir.display();
-    let parent = dir
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let leaf = dir
-        .file_name()
-        .map(|s| s.to_string_lossy().to_string())
-        .unwrap_or_else(|| "out".into());
-    let stage = parent.join(format!(".{leaf}.tile-staging-{}", std::process::id()));
-    let fail = |e: std::io::Error| format!("{shown}: error: cannot write outputs: {e}");
-    std::fs::create_dir_all(&stage).map_err(fail)?;
-    let result = (|| {
-        for (name, bytes) in files {
-            std::fs::write(stage.join(name), bytes)?;
-        }
-        if !dir.exists() {
-            return std::fs::rename(&stage, dir);
-        }
-        for (name, _) in files {
-            std::fs::rename(stage.join(name), dir.join(name))?;
-        }
-        std::fs::remove_dir(&stage)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_dir_all(&stage);
+fn located(file: &str, e: &tile_plan::RangeError) -> String {
+    if e.span.is_known() {
+        format!(
+            "{file}:{}:{}: error: {}",
+            e.span.line, e.span.col, e.message
+        )
+    } else {
+        format!("{file}: error: {}", e.message)
     }
-    result.map_err(fail)
+}
+
+/// `--bind NAME=VALUE` values, each naming a size symbol.
+fn binds(program: &tile_ir::Program, list: &[String]) -> Result<Sizes, String> {
+    let mut explicit = Sizes::new();
+    for b in list {
+        let (k, v) = pair(b, "bind")?;
+        let v: i64 = v
+            .parse()
+            .map_err(|_| format!("error: --bind {k} needs a 64-bit integer, got `{v}`"))?;
+        if !program.size_symbols().iter().any(|s| s == k) {
+            return Err(format!(
+                "error: --bind {k}: the program has no size symbol `{k}`"
+            ));
+        }
+        if explicit.insert(k.to_string(), v).is_some() {
+            return Err(format!("error: --bind {k} is given twice"));
+        }
+    }
+    Ok(explicit)
+}
+
+/// Reads `--input` and `--init` files and checks every parameter has what
+/// its role needs: inputs their data, `inout` parameters their initial
+/// content (or `--zeros`).
+fn load_arguments(
+    program: &tile_ir::Program,
+    a: &RunArgs,
+) -> Result<BTreeMap<String, Array>, String> {
+    let mut arrays: BTreeMap<String, Array> = BTreeMap::new();
+    for name in &a.zeros {
+        let p = program.param(name).ok_or_else(|| {
+            format!("error: --zeros {name}: the program has no parameter `{name}`")
+        })?;
+        if p.role != Role::InOut {
+            return Err(format!(
+                "error: --zeros {name}: `{name}` is an `{}` parameter; --zeros is for `inout` ones",
+                p.role
+            ));
+        }
+    }
+    for (list, flag) in [(&a.inputs, "input"), (&a.inits, "init")] {
+        for item in list {
+            let (name, path) = pair(item, flag)?;
+            let p = program.param(name).ok_or_else(|| {
+                format!("error: --{flag} {name}: the program has no parameter `{name}`")
+            })?;
+            match (flag, p.role) {
+                ("input", Role::Out) | ("input", Role::InOut) => return Err(format!("error: `{name}` is written by the program; give its initial content with --init {name}=FILE")),
+                ("init", Role::In) => return Err(format!("error: `{name}` is an input; pass it with --input {name}=FILE")),
+                _ => {}
+            }
+            if a.zeros.iter().any(|z| z == name) {
+                return Err(format!("error: `{name}` has both --init and --zeros"));
+            }
+            if arrays.insert(name.to_string(), read_array(path)?).is_some() {
+                return Err(format!("error: `{name}` is given twice"));
+            }
+        }
+    }
+    for p in &program.params {
+        if arrays.contains_key(&p.name) {
+            continue;
+        }
+        match p.role {
+            Role::In => {
+                return Err(format!(
+                    "error: missing input `{0}`: pass --input {0}=FILE.npy",
+                    p.name
+                ))
+            }
+            Role::InOut if !a.zeros.contains(&p.name) => {
+                return Err(format!(
+                    "error: `{0}` is an inout parameter: its initial content is read; pass --init {0}=FILE.npy, or --zeros {0} to start from zeros",
+                    p.name
+                ))
+            }
+            _ => {}
+        }
+    }
+    Ok(arrays)
+}
+
+/// Solves the size symbols from the arrays given (outputs without initial
+/// content are made from their boxes afterwards).
+fn solve(
+    program: &tile_ir::Program,
+    arrays: &BTreeMap<String, Array>,
+    explicit: &Sizes,
+) -> Result<Sizes, String> {
+    let mut shapes = BTreeMap::new();
+    for (k, arr) in arrays {
+        if let Some(p) = program.param(k) {
+            if p.dims.len() != arr.shape().len() {
+                return Err(format!(
+                    "error: {}",
+                    tile_ir::ArgError::Rank {
+                        name: k.clone(),
+                        expected: p.dims.len(),
+                        found: arr.shape().len(),
+                    }
+                ));
+            }
+        }
+        shapes.insert(k.clone(), (arr.dtype(), arr.shape().to_vec()));
+    }
+    tile_ir::args::solve_sizes(program, &shapes, explicit).map_err(|e| format!("error: {e}"))
+}
+
+/// The staging directory beside the output directory: created before any
+/// work (so an unusable output path fails first), filled and renamed into
+/// place only after the run succeeded.
+struct Staging {
+    dir: PathBuf,
+    stage: PathBuf,
+}
+
+impl Staging {
+    fn create(dir: &Path) -> Result<Staging, String> {
+        let shown = dir.display();
+        if dir.exists() && !dir.is_dir() {
+            return Err(format!(
+                "{shown}: error: the output directory exists and is not a directory"
+            ));
+        }
+        let parent = dir
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let leaf = dir
+            .file_name()
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_else(|| "out".into());
+        let stage = parent.join(format!(".{leaf}.tile-staging-{}", std::process::id()));
+        std::fs::create_dir_all(&stage)
+            .map_err(|e| format!("{shown}: error: cannot create the output directory: {e}"))?;
+        Ok(Staging {
+            dir: dir.to_path_buf(),
+            stage,
+        })
+    }
+
+    fn discard(self) {
+        let _ = std::fs::remove_dir_all(&self.stage);
+    }
+
+    /// Writes every file or none: into the staging directory, then renamed
+    /// into place.
+    fn commit(self, files: &[(String, Vec<u8>)]) -> Result<(), String> {
+        let (dir, stage) = (&self.dir, &self.stage);
+        let fail =
+            |e: std::io::Error| format!("{}: error: cannot write outputs: {e}", dir.display());
+        let result = (|| {
+            for (name, bytes) in files {
+                std::fs::write(stage.join(name), bytes)?;
+            }
+            if !dir.exists() {
+                return std::fs::rename(stage, dir);
+            }
+            for (name, _) in files {
+                std::fs::rename(stage.join(name), dir.join(name))?;
+            }
+            std::fs::remove_dir(stage)
+        })();
+        if result.is_err() {
+            let _ = std::fs::remove_dir_all(stage);
+        }
+        result.map_err(fail)
+    }
 }

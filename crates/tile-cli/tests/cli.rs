@@ -170,7 +170,7 @@ fn run_writes_outputs_that_match_fp64_formulas() {
         assert!(o.status.success(), "{:?}", text(&o));
         let value = npy::read_npy(&std::fs::read(out.join("value.npy")).unwrap()).unwrap();
         let grad = npy::read_npy(&std::fs::read(out.join("grad.npy")).unwrap()).unwrap();
-        assert_eq!(value.shape, [37, 15]);
+        assert_eq!(value.shape(), [37, 15]);
         for (k, &x) in xs.iter().enumerate() {
             let s = 1.0 / (1.0 + (-(x as f32 as f64)).exp());
             assert!((value.get_f64(k) - s).abs() <= 2e-6 + 2e-5 * s.abs());
@@ -233,7 +233,7 @@ fn run_rejects_bad_arguments_before_writing_anything() {
         ),
         (
             vec!["--input".into(), format!("value={good}")],
-            "is an output; give its initial content with --init",
+            "is written by the program; give its initial content with --init",
         ),
         (
             vec![

@@ -145,6 +145,12 @@ pub(crate) struct Built {
     pub library: libloading::Library,
 }
 
+/// First line of a cache entry.
+const MAGIC: &[u8] = b"TILE-CACHE-ENTRY 1\n";
+
+/// Temporaries older than this are left-overs of a killed process.
+const STALE_TEMP: std::time::Duration = std::time::Duration::from_secs(3600);
+
 /// Compiles `source` (or finds it in the cache) and loads it.
 pub(crate) fn build(source: &str, opts: &CpuOptions) -> Result<Built, CpuError> {
     let cc = find(opts)?;
@@ -157,46 +163,122 @@ pub(crate) fn build(source: &str, opts: &CpuOptions) -> Result<Built, CpuError> 
         )
         .as_bytes(),
     );
+    let work = std::env::temp_dir().join(format!("tile-build-{}", unique_suffix()));
+    std::fs::create_dir_all(&work).map_err(|e| io("cannot create", &work, e))?;
+    let result = build_in(&work, &key, source, &cc, opts);
+    if !matches!(result, Err(CpuError::CompileFailed { .. })) {
+        // On a compiler failure the directory stays, so the saved source
+        // can be read.
+        let _ = std::fs::remove_dir_all(&work);
+    }
+    result
+}
+
+fn build_in(
+    work: &Path,
+    key: &str,
+    source: &str,
+    cc: &Compiler,
+    opts: &CpuOptions,
+) -> Result<Built, CpuError> {
+    let so = work.join(format!("{key}.so"));
     if opts.cache {
         let dir = cache_dir(opts);
-        let so = dir.join(format!("{key}.so"));
-        if so.is_file() {
-            if let Ok(library) = load(&so) {
-                return Ok(Built { library });
-            }
+        let entry = dir.join(format!("{key}.tso"));
+        if let Some(object) = read_entry(&entry, key) {
+            write_private(&so, &object)?;
+            return Ok(Built {
+                library: load(&so)?,
+            });
         }
-        std::fs::create_dir_all(&dir).map_err(|e| io("cannot create", &dir, e))?;
-        let src = dir.join(format!("{key}.c"));
-        write_atomic(&src, source.as_bytes())?;
-        let tmp = dir.join(format!("{key}.so.tmp-{}", unique_suffix()));
-        compile(&cc, &src, &tmp)?;
-        std::fs::rename(&tmp, &so).map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            io("cannot rename into", &so, e)
-        })?;
-        let library = load(&so)?;
-        Ok(Built { library })
-    } else {
-        let dir = std::env::temp_dir().join(format!("tile-build-{}", unique_suffix()));
-        std::fs::create_dir_all(&dir).map_err(|e| io("cannot create", &dir, e))?;
-        let src = dir.join(format!("{key}.c"));
+        let _ = std::fs::remove_file(&entry);
+        let src = work.join(format!("{key}.c"));
         std::fs::write(&src, source).map_err(|e| io("cannot write", &src, e))?;
-        let so = dir.join(format!("{key}.so"));
-        // On failure the directory stays, so the saved source can be read.
-        compile(&cc, &src, &so)?;
-        let library = load(&so);
-        let _ = std::fs::remove_dir_all(&dir);
-        Ok(Built { library: library? })
+        compile(cc, &src, &so)?;
+        let object = std::fs::read(&so).map_err(|e| io("cannot read", &so, e))?;
+        // A cache that cannot be written only costs the next run a compile.
+        if std::fs::create_dir_all(&dir).is_ok() {
+            remove_stale_temporaries(&dir);
+            let _ = write_entry(&entry, key, &object);
+        }
+        Ok(Built {
+            library: load(&so)?,
+        })
+    } else {
+        let src = work.join(format!("{key}.c"));
+        std::fs::write(&src, source).map_err(|e| io("cannot write", &src, e))?;
+        compile(cc, &src, &so)?;
+        Ok(Built {
+            library: load(&so)?,
+        })
     }
 }
 
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CpuError> {
-    let tmp = path.with_extension(format!("c.tmp-{}", unique_suffix()));
-    std::fs::write(&tmp, bytes).map_err(|e| io("cannot write", &tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| {
+/// The header of an entry for `key` holding `object`.
+fn entry_header(key: &str, object: &[u8]) -> Vec<u8> {
+    let mut h = MAGIC.to_vec();
+    h.extend_from_slice(format!("{key}\n{}\n{}\n", object.len(), sha256_hex(object)).as_bytes());
+    h
+}
+
+/// The object of a valid entry for `key`; `None` when the entry is
+/// missing, unreadable, truncated, damaged or for another key.
+fn read_entry(path: &Path, key: &str) -> Option<Vec<u8>> {
+    let bytes = std::fs::read(path).ok()?;
+    let rest = bytes.strip_prefix(MAGIC)?;
+    let mut lines = rest.splitn(4, |&b| b == b'\n');
+    let (k, len, hash) = (lines.next()?, lines.next()?, lines.next()?);
+    let object = lines.next()?;
+    let len: usize = std::str::from_utf8(len).ok()?.parse().ok()?;
+    (k == key.as_bytes() && object.len() == len && hash == sha256_hex(object).as_bytes())
+        .then(|| object.to_vec())
+}
+
+/// Writes an entry: temporary file, synced, renamed into place.
+fn write_entry(path: &Path, key: &str, object: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let tmp = path.with_extension(format!("tso.tmp-{}", unique_suffix()));
+    let written = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(&entry_header(key, object))?;
+        f.write_all(object)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if written.is_err() {
         let _ = std::fs::remove_file(&tmp);
-        io("cannot rename into", path, e)
-    })
+    }
+    written
+}
+
+/// Writes `bytes` to a new file that no other process knows of.
+fn write_private(path: &Path, bytes: &[u8]) -> Result<(), CpuError> {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| io("cannot create", path, e))?;
+    f.write_all(bytes).map_err(|e| io("cannot write", path, e))
+}
+
+/// Removes temporaries (`*.tmp-*`) older than [`STALE_TEMP`] from the
+/// cache directory: what a process killed while writing left behind.
+fn remove_stale_temporaries(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let stale = e.file_name().to_string_lossy().contains(".tmp-")
+            && e.metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age > STALE_TEMP);
+        if stale {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
 }
 
 fn compile(cc: &Compiler, src: &Path, out: &Path) -> Result<(), CpuError> {

@@ -237,38 +237,3 @@ fn list(v: &[String]) -> String {
         v.join(", ")
     }
 }
-
-/// Number of work items of a kernel at these sizes: domain elements,
-/// rows, or 1 for `serial`.
-pub(crate) fn work_items(k: &Kernel, sizes: &tile_ir::Sizes) -> Result<i64, CpuError> {
-    let ext = |v: &tile_ir::LoopVar| -> Result<i64, CpuError> {
-        let lo = tile_ir::args::eval_int(&v.lo, sizes);
-        let hi = tile_ir::args::eval_int(&v.hi, sizes);
-        match (lo, hi) {
-            (Some(lo), Some(hi)) => Ok(hi.saturating_sub(lo).max(0)),
-            _ => Err(CpuError::Unsupported(format!(
-                "cannot evaluate the domain of kernel {} ({} in {}..{})",
-                k.name, v.name, v.lo, v.hi
-            ))),
-        }
-    };
-    match k.mapping {
-        Mapping::Serial => Ok(1),
-        Mapping::RowReduction => match k.domain.first() {
-            Some(row) => ext(row),
-            None => Err(CpuError::Unsupported(format!(
-                "row kernel {} has no row variable",
-                k.name
-            ))),
-        },
-        Mapping::ElementGrid | Mapping::Split => {
-            let mut total: i64 = 1;
-            for v in &k.domain {
-                total = total.checked_mul(ext(v)?).ok_or_else(|| {
-                    CpuError::Unsupported(format!("the domain of kernel {} is too large", k.name))
-                })?;
-            }
-            Ok(total)
-        }
-    }
-}

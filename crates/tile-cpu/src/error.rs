@@ -28,12 +28,16 @@ pub enum CpuError {
     /// The arguments do not fit the program.
     #[error(transparent)]
     Args(#[from] ArgError),
+    /// The sizes would let the kernels' integer arithmetic wrap (refused
+    /// before launch; nothing ran).
+    #[error(transparent)]
+    Range(#[from] tile_plan::RangeError),
     /// The program uses something the CPU back end cannot print.
     #[error("the CPU back end cannot run this program: {0}")]
     Unsupported(String),
     /// An index fell outside a parameter's box while running.
     #[error(
-        "line {line}: a {what} of `{buf}` falls outside its box; the outputs may be partly written"
+        "line {line}: a {what} of `{buf}` falls outside its box; the run stopped there, so written arrays may hold partial results"
     )]
     OutOfBounds {
         /// The parameter.
@@ -45,7 +49,7 @@ pub enum CpuError {
     },
     /// Integer division by zero or overflow while running.
     #[error(
-        "line {line}: integer division by zero or overflow; the outputs may be partly written"
+        "line {line}: integer division by zero; the run stopped there, so written arrays may hold partial results"
     )]
     IntArith {
         /// The statement's line.
@@ -53,7 +57,7 @@ pub enum CpuError {
     },
     /// A row kernel could not allocate its scratch rows.
     #[error(
-        "line {line}: out of memory for a row's scratch storage; the outputs may be partly written"
+        "line {line}: out of memory for a row's scratch storage; the run stopped there, so written arrays may hold partial results"
     )]
     Scratch {
         /// The line of the row's first statement.

@@ -222,6 +222,7 @@ impl CpuModule {
         ptrs: &BTreeMap<String, *mut u8>,
     ) -> Result<(), CpuError> {
         let program = &self.plan.program;
+        tile_plan::check_ranges(program, sizes)?;
         let symbols: Vec<i64> = program
             .size_symbols()
             .iter()
@@ -236,7 +237,7 @@ impl CpuModule {
             })
         };
         for (k, loaded) in self.plan.kernels.iter().zip(&self.kernels) {
-            let total = emit::work_items(k, sizes)?;
+            let total = k.work_items(sizes)?;
             if total == 0 {
                 continue;
             }

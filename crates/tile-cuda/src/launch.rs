@@ -272,6 +272,7 @@ impl CudaModule {
         explicit: &Sizes,
     ) -> Result<Bound, CudaError> {
         let sizes = tile_ir::args::bind_arrays(&self.plan.program, arrays, explicit)?;
+        tile_plan::check_ranges(&self.plan.program, &sizes)?;
         let mut buffers = BTreeMap::new();
         for p in &self.plan.program.params {
             let a = &arrays[&p.name];
@@ -322,16 +323,13 @@ impl CudaModule {
                 a,
                 err: b.err.ptr,
             };
-            let ext = |v: &tile_ir::LoopVar| -> i64 {
-                let lo = tile_ir::args::eval_int(&v.lo, &b.sizes).unwrap_or(0);
-                let hi = tile_ir::args::eval_int(&v.hi, &b.sizes).unwrap_or(0);
-                (hi - lo).max(0)
-            };
+            // Checked: every extent and the domain's size are below 2^62.
+            k.work_items(&b.sizes)?;
+            let exts = k.extents(&b.sizes)?;
             let block = self.opts.block.max(32);
             let Funcs { plain: f, v4, rows } = self.funcs[n];
             match k.mapping {
                 Mapping::ElementGrid | Mapping::Split => {
-                    let exts: Vec<i64> = k.domain.iter().map(ext).collect();
                     if exts.is_empty() {
                         self.gpu.launch(f, (1, 1), 1, 0, &args)?;
                         continue;
@@ -354,7 +352,7 @@ impl CudaModule {
                     self.gpu.launch(func, (gx, gy), block, 0, &args)?;
                 }
                 Mapping::RowReduction => {
-                    let nrows = ext(&k.domain[0]);
+                    let nrows = exts.first().copied().unwrap_or(0);
                     if nrows == 0 {
                         continue;
                     }

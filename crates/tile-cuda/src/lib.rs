@@ -64,6 +64,10 @@ pub enum CudaError {
     /// The arguments do not fit the program.
     #[error(transparent)]
     Args(#[from] tile_ir::ArgError),
+    /// The sizes would let the kernels' integer arithmetic wrap (refused
+    /// before launch; nothing ran).
+    #[error(transparent)]
+    Range(#[from] tile_plan::RangeError),
     /// A bounds check failed on the device.
     #[error("kernel {kernel}: {what} out of bounds of `{buf}` (line {line})")]
     OutOfBounds {

@@ -84,7 +84,7 @@ pub fn cache_reduced_values(
             if free.iter().any(|n| n != var && !allowed.contains(n)) {
                 return;
             }
-            let name = format!("__scr{}", name_base + fills.len());
+            let name = tile_ir::names::generated("scr", name_base + fills.len());
             let mut used = false;
             for s in later.iter_mut() {
                 if let Stmt::For { vars, body: fb, .. } = s {

@@ -131,17 +131,27 @@ pub fn bind_arguments(
             });
         }
     }
-    let sizes = solve_sizes(program, shapes, explicit)?;
+    let (sizes, origin) = solve_traced(program, shapes, explicit)?;
     let bx = boxes(program, &sizes)?;
     let shown = sizes
         .iter()
-        .map(|(k, v)| format!("{k}={v}"))
+        .map(|(k, v)| match origin.get(k) {
+            Some(from) => format!("{k}={v} from the shape of `{from}`"),
+            None => format!("{k}={v} from --bind"),
+        })
         .collect::<Vec<_>>()
         .join(", ");
     for p in &program.params {
         let shape = &shapes[&p.name].1;
-        let expected: Vec<i64> = bx[&p.name].iter().map(|(lo, hi)| hi - lo).collect();
-        if expected.iter().zip(shape).any(|(e, &n)| *e != n as i64) {
+        let expected: Vec<i64> = bx[&p.name]
+            .iter()
+            .map(|(lo, hi)| hi.saturating_sub(*lo))
+            .collect();
+        if expected
+            .iter()
+            .zip(shape)
+            .any(|(e, &n)| *e as i128 != n as i128)
+        {
             return Err(ArgError::Shape {
                 name: p.name.clone(),
                 expected,
@@ -161,7 +171,18 @@ pub fn solve_sizes(
     shapes: &BTreeMap<String, (DType, Vec<usize>)>,
     explicit: &Sizes,
 ) -> Result<Sizes, ArgError> {
+    solve_traced(program, shapes, explicit).map(|(s, _)| s)
+}
+
+/// [`solve_sizes`], also naming the argument each symbol was solved from
+/// (symbols given explicitly have no entry).
+fn solve_traced(
+    program: &Program,
+    shapes: &BTreeMap<String, (DType, Vec<usize>)>,
+    explicit: &Sizes,
+) -> Result<(Sizes, BTreeMap<String, String>), ArgError> {
     let mut sizes: Sizes = explicit.clone();
+    let mut origin = BTreeMap::new();
     let symbols = program.size_symbols();
     // Solve one unknown at a time from extents that are affine in it.
     loop {
@@ -187,10 +208,14 @@ pub fn solve_sizes(
                 let (Some(f0), Some(f1)) = (at(0), at(1)) else {
                     continue;
                 };
-                let a = f1 - f0;
-                if a != 0 && (n as i64 - f0) % a == 0 {
-                    let v = (n as i64 - f0) / a;
-                    if at(v) == Some(n as i64) {
+                // extent = f0 + a * s; solved in i128 so no step wraps.
+                let (f0, a, n) = (f0 as i128, f1 as i128 - f0 as i128, n as i128);
+                if a != 0 && (n - f0) % a == 0 {
+                    let Ok(v) = i64::try_from((n - f0) / a) else {
+                        continue;
+                    };
+                    if at(v).map(|e| e as i128) == Some(n) {
+                        origin.insert(s.clone(), p.name.clone());
                         sizes.insert(s.clone(), v);
                         progress = true;
                     }
@@ -204,7 +229,7 @@ pub fn solve_sizes(
     if let Some(s) = symbols.iter().find(|s| !sizes.contains_key(*s)) {
         return Err(ArgError::Unbound(s.clone()));
     }
-    Ok(sizes)
+    Ok((sizes, origin))
 }
 
 /// [`bind_arguments`] for a set of host arrays.
@@ -215,7 +240,7 @@ pub fn bind_arrays(
 ) -> Result<Sizes, ArgError> {
     let shapes = arrays
         .iter()
-        .map(|(k, a)| (k.clone(), (a.dtype(), a.shape.clone())))
+        .map(|(k, a)| (k.clone(), (a.dtype(), a.shape().to_vec())))
         .collect();
     bind_arguments(program, &shapes, explicit)
 }

@@ -381,4 +381,35 @@ impl Expr {
             }
         }
     }
+
+    /// Replaces every free occurrence of each name in `map` by its
+    /// expression, in one walk (a reduction's variable shadows the map's
+    /// entry of the same name in its body).
+    pub fn substitute_all(&mut self, map: &std::collections::HashMap<String, Expr>) {
+        match self {
+            Expr::Var(n) => {
+                if let Some(to) = map.get(n.as_str()) {
+                    *self = to.clone();
+                }
+            }
+            Expr::Reduce {
+                var, lo, hi, body, ..
+            } => {
+                lo.substitute_all(map);
+                hi.substitute_all(map);
+                if map.contains_key(var.as_str()) {
+                    let mut inner = map.clone();
+                    inner.remove(var.as_str());
+                    body.substitute_all(&inner);
+                } else {
+                    body.substitute_all(map);
+                }
+            }
+            _ => {
+                for c in self.children_mut() {
+                    c.substitute_all(map);
+                }
+            }
+        }
+    }
 }

@@ -71,6 +71,9 @@ pub enum RunError {
         /// The statement.
         span: Span,
     },
+    /// The run would need more memory or work than Tile allows.
+    #[error("{0}")]
+    TooLarge(String),
     /// A name had no value (the program was not verified).
     #[error("{span}: `{name}` has no value here (was the program verified?)")]
     Unbound {

@@ -35,6 +35,8 @@ mod expr;
 pub mod fixture;
 pub mod interp;
 mod lex;
+pub mod limits;
+pub mod names;
 pub mod npy;
 mod parse;
 mod print;
@@ -44,7 +46,7 @@ mod types;
 mod verify;
 
 pub use args::{ArgError, Sizes};
-pub use array::{Array, ArrayData};
+pub use array::{shape_bytes, Array, ArrayData, ArrayError};
 pub use diag::Diagnostic;
 pub use expr::{BinOp, Expr, Func, ReduceOp, UnOp};
 pub use parse::{parse_file, parse_program};

@@ -76,14 +76,13 @@ pub fn read_npy(bytes: &[u8]) -> Result<Array, NpyError> {
             ))
         }
     };
-    let n: usize = shape.iter().product();
+    let (n, need) = crate::shape_bytes(dtype, &shape).map_err(|e| NpyError(e.to_string()))?;
     let w = dtype.size_bytes();
     let data = &bytes[start + hlen..];
-    if data.len() != n * w {
+    if data.len() as u64 != need {
         return err(format!(
-            "the .npy data holds {} bytes, but shape {shape:?} of {dtype} needs {}",
+            "the .npy data holds {} bytes, but shape {shape:?} of {dtype} needs {need}",
             data.len(),
-            n * w
         ));
     }
     let word = |i: usize| {
@@ -111,7 +110,7 @@ pub fn read_npy(bytes: &[u8]) -> Result<Array, NpyError> {
         ),
         DType::Bool => ArrayData::Bool(data.iter().map(|&b| (b != 0) as u8).collect()),
     };
-    Ok(Array { shape, data: arr })
+    Array::new(shape, arr).map_err(|e| NpyError(e.to_string()))
 }
 
 /// The bytes of a version 1.0 `.npy` file holding `a` (little-endian).
@@ -122,11 +121,11 @@ pub fn write_npy(a: &Array) -> Vec<u8> {
         DType::I32 => "<i4",
         DType::Bool => "|b1",
     };
-    let shape = match a.shape.len() {
-        1 => format!("({},)", a.shape[0]),
+    let shape = match a.shape().len() {
+        1 => format!("({},)", a.shape()[0]),
         _ => format!(
             "({})",
-            a.shape
+            a.shape()
                 .iter()
                 .map(|d| d.to_string())
                 .collect::<Vec<_>>()
@@ -141,7 +140,7 @@ pub fn write_npy(a: &Array) -> Vec<u8> {
     let mut out = b"\x93NUMPY\x01\x00".to_vec();
     out.extend_from_slice(&(header.len() as u16).to_le_bytes());
     out.extend_from_slice(header.as_bytes());
-    match &a.data {
+    match a.data() {
         ArrayData::F32(v) => v
             .iter()
             .for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
@@ -169,5 +168,16 @@ mod tests {
         let a = Array::from_f64(DType::F32, &[5], &[1.0; 5]);
         assert_eq!(read_npy(&write_npy(&a)).unwrap(), a);
         assert!(read_npy(b"garbage").is_err());
+    }
+
+    #[test]
+    fn overflowing_shapes_are_errors() {
+        let header =
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 4), }\n";
+        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+        bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+        bytes.extend_from_slice(header.as_bytes());
+        let e = read_npy(&bytes).unwrap_err();
+        assert!(e.0.contains("more elements than memory"), "{e}");
     }
 }

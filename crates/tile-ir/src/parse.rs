@@ -43,8 +43,9 @@ const RESERVED: [&str; 9] = [
     "program", "for", "in", "out", "inout", "if", "else", "true", "false",
 ];
 
-/// How deeply expressions and blocks may nest before the parser gives up.
-const MAX_DEPTH: usize = 200;
+/// How deeply expressions and blocks may nest before the parser gives up
+/// (the verifier's limit, so parsed programs always pass it).
+const MAX_DEPTH: usize = crate::verify::MAX_DEPTH;
 
 struct Parser<'a> {
     toks: Vec<Token<'a>>,
@@ -138,6 +139,16 @@ impl<'a> Parser<'a> {
     /// A non-reserved identifier and its position.
     fn name(&mut self, what: &str) -> PResult<(String, Span)> {
         let t = self.peek();
+        if t.kind == Tok::Ident && t.text.starts_with(crate::names::RESERVED_PREFIX) {
+            return Err(Diagnostic::new(
+                t.span,
+                format!(
+                    "`{}`: names starting with `{}` are reserved for the names Tile generates",
+                    t.text,
+                    crate::names::RESERVED_PREFIX
+                ),
+            ));
+        }
         if t.kind == Tok::Ident && !RESERVED.contains(&t.text) {
             let t = self.bump();
             Ok((t.text.to_string(), t.span))
@@ -389,8 +400,17 @@ impl<'a> Parser<'a> {
     }
 
     /// Precedence climbing: operators binding at least as tightly as
-    /// `min_prec`, left-associative; comparisons do not chain.
+    /// `min_prec`, left-associative; comparisons do not chain. Each
+    /// operator of a chain deepens the tree by one level, so each counts
+    /// against the nesting limit like a parenthesis.
     fn binary(&mut self, min_prec: u8) -> PResult<Expr> {
+        let base = self.depth;
+        let r = self.chain(min_prec);
+        self.depth = base;
+        r
+    }
+
+    fn chain(&mut self, min_prec: u8) -> PResult<Expr> {
         let mut lhs = self.unary()?;
         let mut compared = false;
         while let Some(op) = self.peek_binop() {
@@ -410,6 +430,15 @@ impl<'a> Parser<'a> {
                 ));
             }
             compared = op.is_comparison();
+            if self.depth >= MAX_DEPTH {
+                return Err(Diagnostic::new(
+                    op_tok.span,
+                    format!(
+                        "expression nested deeper than {MAX_DEPTH} levels (each operator of a chain counts); split it with bindings"
+                    ),
+                ));
+            }
+            self.depth += 1;
             let rhs = self.binary(prec + 1)?;
             lhs = Expr::binary(op, lhs, rhs);
         }
@@ -623,5 +652,36 @@ mod tests {
         assert!(err.message.contains("nesting"), "{err}");
         let src = format!("program p(x: in f32[N]) {{ v = {}1 }}", "-!".repeat(10_000));
         assert!(parse_program(&src).is_err());
+        // Long operator chains are as deep as their length.
+        let src = format!(
+            "program p(x: in f32[N]) {{ v = 1.0{} }}",
+            " + 1.0".repeat(25_000)
+        );
+        let err = parse_program(&src).unwrap_err();
+        assert!(err.message.contains("nested deeper"), "{err}");
+        let src = format!(
+            "program p(x: in f32[N]) {{ v = 1.0{} }}",
+            " + 1.0".repeat(150)
+        );
+        parse_program(&src).unwrap();
+        // Parentheses and chains add up.
+        let inner = format!("(1.0{})", " * 1.0".repeat(120));
+        let src = format!(
+            "program p(x: in f32[N]) {{ v = {}{inner}{} }}",
+            "(".repeat(100),
+            ")".repeat(100)
+        );
+        assert!(parse_program(&src).is_err());
+    }
+
+    #[test]
+    fn generated_names_are_reserved() {
+        for src in [
+            "program p(__scr0: in f32[N]) { }",
+            "program p(x: in f32[N], y: out f32[N]) { for i in 0..N { __tile_0 = x[i]; y[i] = __tile_0 } }",
+        ] {
+            let err = parse_program(src).unwrap_err();
+            assert!(err.message.contains("reserved"), "{err}");
+        }
     }
 }

@@ -1,6 +1,10 @@
 //! The verifier: every problem in a program, each with its location.
 //!
-//! Checks, in one walk over the program:
+//! First, without recursion (so a program built in Rust of any depth is
+//! safe to check): statements and expressions nest at most
+//! [`MAX_DEPTH`] levels, every operator counting, the program holds at
+//! most [`MAX_NODES`] expression nodes, and no name starts with the
+//! reserved prefix of generated names. Then, in one walk over the program:
 //! - parameter names are unique, boxes use only size symbols and integers;
 //! - every name is defined before use (parameters are only loaded or
 //!   stored, never used as values; size symbols, loop variables and bindings
@@ -36,12 +40,23 @@ impl fmt::Display for VerifyError {
     }
 }
 
+/// How deeply statements and expressions may nest (each operator of a
+/// chain is a level); the parser refuses deeper text with the same limit.
+pub const MAX_DEPTH: usize = 200;
+
+/// How many expression nodes a program may hold.
+pub const MAX_NODES: usize = 1_000_000;
+
 /// Checks `program`; returns every problem found.
 pub fn verify(program: &Program) -> Result<(), VerifyError> {
+    let shape = check_shape(program);
+    if !shape.is_empty() {
+        return Err(VerifyError { diagnostics: shape });
+    }
     let mut v = Verifier {
         program,
         diags: Vec::new(),
-        scope: Vec::new(),
+        scope: Scope::default(),
     };
     v.run();
     if v.diags.is_empty() {
@@ -51,6 +66,93 @@ pub fn verify(program: &Program) -> Result<(), VerifyError> {
             diagnostics: v.diags,
         })
     }
+}
+
+/// The iterative first phase of [`verify`]: nesting depth, size and
+/// reserved names. Stops at the first depth or size problem.
+fn check_shape(program: &Program) -> Vec<Diagnostic> {
+    let mut diags = Vec::new();
+    let reserved = |name: &str| name.starts_with(crate::names::RESERVED_PREFIX);
+    let name_check = |name: &str, span: Span, diags: &mut Vec<Diagnostic>| {
+        if reserved(name) {
+            diags.push(Diagnostic::new(
+                span,
+                format!(
+                    "`{name}`: names starting with `{}` are reserved for the names Tile generates",
+                    crate::names::RESERVED_PREFIX
+                ),
+            ));
+        }
+    };
+    name_check(&program.name, program.span, &mut diags);
+    for p in &program.params {
+        name_check(&p.name, p.span, &mut diags);
+    }
+    for s in program.size_symbols() {
+        name_check(&s, program.span, &mut diags);
+    }
+    let mut nodes = 0usize;
+    // Expressions of every statement, with the statement's depth.
+    let mut stmts: Vec<(&Stmt, usize)> = program.body.iter().rev().map(|s| (s, 1)).collect();
+    let mut exprs: Vec<(&Expr, usize)> = Vec::new();
+    while let Some((s, depth)) = stmts.pop() {
+        let span = s.span();
+        if depth > MAX_DEPTH {
+            diags.push(Diagnostic::new(
+                span,
+                format!("statements nested deeper than {MAX_DEPTH} levels"),
+            ));
+            return diags;
+        }
+        exprs.clear();
+        match s {
+            Stmt::For { vars, body, .. } => {
+                for v in vars {
+                    name_check(&v.name, span, &mut diags);
+                    exprs.push((&v.lo, depth));
+                    exprs.push((&v.hi, depth));
+                }
+                stmts.extend(body.iter().rev().map(|b| (b, depth + 1)));
+            }
+            Stmt::Let { name, value, .. } => {
+                name_check(name, span, &mut diags);
+                exprs.push((value, depth));
+            }
+            Stmt::Store { idx, value, .. } => {
+                exprs.extend(idx.iter().map(|e| (e, depth)));
+                exprs.push((value, depth));
+            }
+            Stmt::If {
+                cond, then, els, ..
+            } => {
+                exprs.push((cond, depth));
+                stmts.extend(els.iter().rev().map(|b| (b, depth + 1)));
+                stmts.extend(then.iter().rev().map(|b| (b, depth + 1)));
+            }
+        }
+        while let Some((e, d)) = exprs.pop() {
+            nodes += 1;
+            if d > MAX_DEPTH {
+                diags.push(Diagnostic::new(
+                    span,
+                    format!("expression nested deeper than {MAX_DEPTH} levels (each operator of a chain counts); split it with bindings"),
+                ));
+                return diags;
+            }
+            if nodes > MAX_NODES {
+                diags.push(Diagnostic::new(
+                    span,
+                    format!("the program holds more than {MAX_NODES} expression nodes"),
+                ));
+                return diags;
+            }
+            if let Expr::Reduce { var, .. } = e {
+                name_check(var, span, &mut diags);
+            }
+            exprs.extend(e.children().into_iter().map(|c| (c, d + 1)));
+        }
+    }
+    diags
 }
 
 /// The type of a value expression in a verified program.
@@ -137,7 +239,43 @@ struct Verifier<'a> {
     program: &'a Program,
     diags: Vec<Diagnostic>,
     /// Visible value names, innermost last.
-    scope: Vec<(String, Kind)>,
+    scope: Scope,
+}
+
+/// Visible names: the order they were bound in (to end scopes) and each
+/// name's kinds, innermost last, so a look-up costs one hash.
+#[derive(Default)]
+struct Scope {
+    order: Vec<String>,
+    kinds: std::collections::HashMap<String, Vec<Kind>>,
+}
+
+impl Scope {
+    fn push(&mut self, (name, kind): (String, Kind)) {
+        self.kinds.entry(name.clone()).or_default().push(kind);
+        self.order.push(name);
+    }
+
+    fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    fn truncate(&mut self, len: usize) {
+        while self.order.len() > len {
+            if let Some(n) = self.order.pop() {
+                if let Some(k) = self.kinds.get_mut(&n) {
+                    k.pop();
+                    if k.is_empty() {
+                        self.kinds.remove(&n);
+                    }
+                }
+            }
+        }
+    }
+
+    fn get(&self, n: &str) -> Option<Kind> {
+        self.kinds.get(n).and_then(|k| k.last()).copied()
+    }
 }
 
 impl Verifier<'_> {
@@ -146,11 +284,7 @@ impl Verifier<'_> {
     }
 
     fn lookup(&self, n: &str) -> Option<Kind> {
-        self.scope
-            .iter()
-            .rev()
-            .find(|(m, _)| m == n)
-            .map(|(_, k)| *k)
+        self.scope.get(n)
     }
 
     fn var_type(&self, n: &str) -> Option<DType> {

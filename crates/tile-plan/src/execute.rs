@@ -36,22 +36,18 @@ pub fn execute_plan(
                 m.exec(&k.body, &mut env)?;
                 continue;
             }
-            // Enumerate the domain's points.
+            // The domain's points, in order or shuffled; sequential runs
+            // never materialise them.
             let mut ranges = Vec::new();
             for v in &k.domain {
                 let lo = m.int(&v.lo, &env, Span::default())?;
                 let hi = m.int(&v.hi, &env, Span::default())?;
                 ranges.push((lo, hi.max(lo)));
             }
-            let total: i64 = ranges.iter().map(|(lo, hi)| hi - lo).product();
-            let mut points: Vec<i64> = (0..total).collect();
-            if let Order::Shuffled(seed) = order {
-                shuffle(
-                    &mut points,
-                    seed ^ (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
-                );
-            }
-            for p in points {
+            let total = k
+                .work_items(&sizes)
+                .map_err(|e| RunError::TooLarge(e.to_string()))?;
+            let mut run_point = |p: i64, env: &mut Env| -> Result<(), RunError> {
                 let depth = env.len();
                 let mut rest = p;
                 let mut coords = vec![0; ranges.len()];
@@ -62,8 +58,35 @@ pub fn execute_plan(
                 for (v, c) in k.domain.iter().zip(coords) {
                     env.push(&v.name, Value::I(c));
                 }
-                m.exec(&k.body, &mut env)?;
+                m.exec(&k.body, env)?;
                 env.truncate(depth);
+                Ok(())
+            };
+            match order {
+                Order::Sequential => {
+                    for p in 0..total {
+                        run_point(p, &mut env)?;
+                    }
+                }
+                Order::Shuffled(seed) => {
+                    let bytes = (total as u64).saturating_mul(8);
+                    let ceiling = tile_ir::limits::memory_ceiling();
+                    let mut points = Vec::new();
+                    if bytes > ceiling || points.try_reserve_exact(total as usize).is_err() {
+                        return Err(RunError::TooLarge(format!(
+                            "kernel {}: shuffling {total} work items needs {bytes} bytes",
+                            k.name
+                        )));
+                    }
+                    points.extend(0..total);
+                    shuffle(
+                        &mut points,
+                        seed ^ (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                    );
+                    for p in points {
+                        run_point(p, &mut env)?;
+                    }
+                }
             }
         }
         Ok(())

@@ -7,6 +7,7 @@
 //! `x / 1 -> x`, `x - 0 -> x`, `-(-x) -> x`); `0 * x` and `x + 0` are kept.
 //! Integer division by a literal zero is left for run time to report.
 
+use std::collections::HashMap;
 use tile_ir::{BinOp, Expr, Func, Program, Stmt, UnOp};
 
 /// Folds constants in `program` in place.
@@ -17,9 +18,13 @@ pub fn fold_constants(program: &mut Program) {
 
 fn fold_block(stmts: Vec<Stmt>) -> Vec<Stmt> {
     let mut out: Vec<Stmt> = Vec::new();
-    let mut rest = stmts;
-    while !rest.is_empty() {
-        let s = rest.remove(0);
+    // Bindings of literals and names, propagated into the rest of the
+    // block as each statement is reached: one walk, linear in its size.
+    let mut propagate: HashMap<String, Expr> = HashMap::new();
+    for mut s in stmts {
+        if !propagate.is_empty() {
+            substitute_stmt_all(&mut s, &propagate);
+        }
         match s {
             Stmt::Let { name, value, span } => {
                 let value = fold_expr(value);
@@ -27,10 +32,8 @@ fn fold_block(stmts: Vec<Stmt>) -> Vec<Stmt> {
                     value,
                     Expr::Float(_) | Expr::Int(_) | Expr::Bool(_) | Expr::Var(_)
                 ) {
-                    // Propagate into the rest of the block; the binding goes.
-                    for t in rest.iter_mut() {
-                        substitute_stmt(t, &name, &value);
-                    }
+                    // The binding goes; later statements get its value.
+                    propagate.insert(name, value);
                 } else {
                     out.push(Stmt::Let { name, value, span });
                 }
@@ -93,6 +96,39 @@ fn binds(stmts: &[Stmt]) -> bool {
 }
 
 /// Replaces free uses of `name` in `s` (stopping where `name` is rebound).
+/// [`substitute_stmt`] for every name of `map` in one walk.
+fn substitute_stmt_all(s: &mut Stmt, map: &HashMap<String, Expr>) {
+    match s {
+        Stmt::Let { value, .. } => value.substitute_all(map),
+        Stmt::Store { idx, value, .. } => {
+            idx.iter_mut().for_each(|e| e.substitute_all(map));
+            value.substitute_all(map);
+        }
+        Stmt::For { vars, body, .. } => {
+            for v in vars.iter_mut() {
+                v.lo.substitute_all(map);
+                v.hi.substitute_all(map);
+            }
+            if vars.iter().any(|v| map.contains_key(&v.name)) {
+                let mut inner = map.clone();
+                vars.iter().for_each(|v| {
+                    inner.remove(&v.name);
+                });
+                body.iter_mut().for_each(|t| substitute_stmt_all(t, &inner));
+            } else {
+                body.iter_mut().for_each(|t| substitute_stmt_all(t, map));
+            }
+        }
+        Stmt::If {
+            cond, then, els, ..
+        } => {
+            cond.substitute_all(map);
+            then.iter_mut().for_each(|t| substitute_stmt_all(t, map));
+            els.iter_mut().for_each(|t| substitute_stmt_all(t, map));
+        }
+    }
+}
+
 pub(crate) fn substitute_stmt(s: &mut Stmt, name: &str, to: &Expr) {
     match s {
         Stmt::Let { value, .. } => value.substitute(name, to),

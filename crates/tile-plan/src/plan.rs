@@ -2,6 +2,7 @@
 //! fallback and unused input. A plan is data: it prints for people and as
 //! JSON for scripts, and the back ends lower it without deciding legality.
 
+use crate::RangeError;
 use serde_json::{json, Value};
 use std::fmt;
 use tile_ir::{LoopVar, Program, Stmt};
@@ -114,6 +115,62 @@ impl Kernel {
             .iter()
             .filter(|p| self.stores.contains(&p.name) || self.reads.contains(&p.name))
             .collect()
+    }
+
+    /// The extent of each domain variable at `sizes` (0 for an empty
+    /// range), each below [`crate::INDEX_LIMIT`].
+    pub fn extents(&self, sizes: &tile_ir::Sizes) -> Result<Vec<i64>, RangeError> {
+        self.domain
+            .iter()
+            .map(|v| {
+                let lo = tile_ir::args::eval_int(&v.lo, sizes);
+                let hi = tile_ir::args::eval_int(&v.hi, sizes);
+                let (Some(lo), Some(hi)) = (lo, hi) else {
+                    return Err(self.refuse(format!(
+                        "cannot evaluate the domain `{} in {}..{}`",
+                        v.name, v.lo, v.hi
+                    )));
+                };
+                let n = (hi as i128 - lo as i128).max(0);
+                if n >= crate::INDEX_LIMIT {
+                    return Err(self.refuse(format!(
+                        "the domain `{} in {}..{}` spans 2^62 values or more",
+                        v.name, v.lo, v.hi
+                    )));
+                }
+                Ok(n as i64)
+            })
+            .collect()
+    }
+
+    /// Number of work items at `sizes`: the domain's points for element
+    /// grids, its rows for row reductions, 1 for `serial`. Checked: a
+    /// domain of 2^62 items or more is an error, never a wrapped count.
+    pub fn work_items(&self, sizes: &tile_ir::Sizes) -> Result<i64, RangeError> {
+        let ext = self.extents(sizes)?;
+        match self.mapping {
+            Mapping::Serial => Ok(1),
+            Mapping::RowReduction => ext
+                .first()
+                .copied()
+                .ok_or_else(|| self.refuse("a row kernel without a row variable".to_string())),
+            Mapping::ElementGrid | Mapping::Split => {
+                let total = ext.iter().try_fold(1i128, |a, &n| {
+                    let t = a * n as i128;
+                    (t < crate::INDEX_LIMIT).then_some(t)
+                });
+                total.map(|t| t as i64).ok_or_else(|| {
+                    self.refuse("the domain holds 2^62 work items or more".to_string())
+                })
+            }
+        }
+    }
+
+    fn refuse(&self, what: String) -> RangeError {
+        RangeError {
+            span: tile_ir::Span::new(self.lines.first().copied().unwrap_or(0), 1),
+            message: format!("kernel {}: {what}", self.name),
+        }
     }
 }
 

@@ -330,7 +330,9 @@ fn rename_into(
         rename_binding(&mut body_b, n, &fresh);
     }
     // Through temporaries, so swapped names (`i, j` against `j, i`) work.
-    let temps: Vec<String> = (0..vars_b.len()).map(|k| format!("__tile_{k}")).collect();
+    let temps: Vec<String> = (0..vars_b.len())
+        .map(|k| tile_ir::names::generated("tile_", k))
+        .collect();
     for (b, t) in vars_b.iter().zip(&temps) {
         let to = Expr::var(t);
         body_b

@@ -4,6 +4,7 @@
 //! Expressions have no effects, so an unused binding, an `if` with two empty
 //! branches and a loop with an empty body or an empty literal range can go.
 
+use std::collections::HashSet;
 use tile_ir::{Expr, Program, Stmt};
 
 /// Removes dead statements from `program` in place.
@@ -14,12 +15,19 @@ pub fn remove_dead_code(program: &mut Program) {
 
 pub(crate) fn prune(stmts: Vec<Stmt>) -> Vec<Stmt> {
     // Work backwards so a binding used only by dead bindings dies too.
+    // `used` holds every name the kept statements read: one pass, linear
+    // in the block's size.
     let mut out: Vec<Stmt> = Vec::new();
+    let mut used: HashSet<String> = HashSet::new();
+    let keep = |s: Stmt, out: &mut Vec<Stmt>, used: &mut HashSet<String>| {
+        note_uses(&s, used);
+        out.push(s);
+    };
     for s in stmts.into_iter().rev() {
         match s {
             Stmt::Let { ref name, .. } => {
-                if out.iter().any(|t| uses(t, name)) {
-                    out.push(s);
+                if used.contains(name) {
+                    keep(s, &mut out, &mut used);
                 }
             }
             Stmt::For { vars, body, span } => {
@@ -28,7 +36,7 @@ pub(crate) fn prune(stmts: Vec<Stmt>) -> Vec<Stmt> {
                     .iter()
                     .any(|v| matches!((&v.lo, &v.hi), (Expr::Int(a), Expr::Int(b)) if a >= b));
                 if !body.is_empty() && !empty_range {
-                    out.push(Stmt::For { vars, body, span });
+                    keep(Stmt::For { vars, body, span }, &mut out, &mut used);
                 }
             }
             Stmt::If {
@@ -39,28 +47,28 @@ pub(crate) fn prune(stmts: Vec<Stmt>) -> Vec<Stmt> {
             } => {
                 let (then, els) = (prune(then), prune(els));
                 if !then.is_empty() || !els.is_empty() {
-                    out.push(Stmt::If {
+                    let s = Stmt::If {
                         cond,
                         then,
                         els,
                         span,
-                    });
+                    };
+                    keep(s, &mut out, &mut used);
                 }
             }
-            s => out.push(s),
+            s => keep(s, &mut out, &mut used),
         }
     }
     out.reverse();
     out
 }
 
-/// True when `s` reads the name `n`.
-fn uses(s: &Stmt, n: &str) -> bool {
-    let mut found = false;
+/// Adds every name `s` reads (free in any of its expressions, nested
+/// blocks included) to `used`.
+fn note_uses(s: &Stmt, used: &mut HashSet<String>) {
     s.walk_exprs(&mut |e| {
         let mut free = Vec::new();
         e.free_vars(&mut free);
-        found |= free.iter().any(|f| f == n);
+        used.extend(free);
     });
-    found
 }

@@ -12,7 +12,7 @@
 //! cheap, and the access-map analysis must see it in place.
 
 use crate::affine::Affine;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeSet, HashMap};
 use tile_ir::{Expr, Program, Span, Stmt};
 
 /// Shares common sub-expressions in `program` in place.
@@ -106,52 +106,201 @@ impl Sharer {
         }
     }
 
-    fn block(&mut self, mut stmts: Vec<Stmt>) -> Vec<Stmt> {
-        // Reuse existing bindings for later occurrences of their values.
-        for k in 0..stmts.len() {
-            if let Stmt::Let { name, value, .. } = &stmts[k] {
-                if self.shareable(value) {
-                    let (target, with) = (value.clone(), Expr::var(name));
-                    for s in &mut stmts[k + 1..] {
-                        replace_in_stmt(s, &target, &with);
+    /// Binds every expression computed more than once at this level,
+    /// largest first, each before the first statement that evaluates it.
+    ///
+    /// One count of the block's candidates (keyed by their text), then a
+    /// greedy pass in order of size (then first use): binding `e`, seen
+    /// `c` times, leaves one copy of each of its sub-expressions (in the
+    /// binding) where there were `c`, so their counts drop by `c - 1`. The
+    /// chosen values are then bound and replaced in one forward walk.
+    /// Linear in the block's candidates times the expression depth (each
+    /// candidate's text is printed once per enclosing candidate).
+    fn bind_repeated(&mut self, stmts: Vec<Stmt>) -> Vec<Stmt> {
+        struct Seen {
+            count: usize,
+            first: usize,
+            size: usize,
+            expr: Expr,
+            /// Candidate sub-expressions (keys) inside one copy, the root
+            /// excluded.
+            inner: Vec<String>,
+        }
+        let mut seen: HashMap<String, Seen> = HashMap::new();
+        // Statements whose level evaluates each key, in order.
+        let mut at: HashMap<String, Vec<usize>> = HashMap::new();
+        for (k, s) in stmts.iter().enumerate() {
+            let mut c = Vec::new();
+            for e in level_exprs(s) {
+                self.candidates(e, &mut c);
+            }
+            for e in c {
+                let key = e.to_string();
+                let users = at.entry(key.clone()).or_default();
+                if users.last() != Some(&k) {
+                    users.push(k);
+                }
+                match seen.get_mut(&key) {
+                    Some(v) => v.count += 1,
+                    None => {
+                        let mut inner = Vec::new();
+                        self.candidates(e, &mut inner);
+                        let inner = inner.iter().skip(1).map(|x| x.to_string()).collect();
+                        let v = Seen {
+                            count: 1,
+                            first: k,
+                            size: size(e),
+                            expr: e.clone(),
+                            inner,
+                        };
+                        seen.insert(key, v);
                     }
                 }
             }
         }
-        // Bind repeated expressions, largest first.
-        loop {
-            let mut count: BTreeMap<String, (usize, usize, Expr)> = BTreeMap::new();
-            for (k, s) in stmts.iter().enumerate() {
-                let mut c = Vec::new();
-                for e in level_exprs(s) {
-                    self.candidates(e, &mut c);
-                }
-                for e in c {
-                    let entry = count.entry(e.to_string()).or_insert((0, k, e.clone()));
-                    entry.0 += 1;
+        let mut order: Vec<(&String, usize, usize)> = seen
+            .iter()
+            .filter(|(_, v)| v.count >= 2)
+            .map(|(k, v)| (k, v.size, v.first))
+            .collect();
+        order.sort_by(|a, b| b.1.cmp(&a.1).then(a.2.cmp(&b.2)).then(b.0.cmp(a.0)));
+        let order: Vec<String> = order.into_iter().map(|(k, _, _)| k.clone()).collect();
+        let mut chosen: Vec<String> = Vec::new();
+        for key in order {
+            let c = seen[&key].count;
+            if c < 2 {
+                continue;
+            }
+            for sub in seen[&key].inner.clone() {
+                if let Some(v) = seen.get_mut(&sub) {
+                    v.count -= (c - 1).min(v.count);
                 }
             }
-            let best = count
-                .into_values()
-                .filter(|(n, _, _)| *n >= 2)
-                .max_by_key(|(_, first, e)| (size(e), std::cmp::Reverse(*first)));
-            let Some((_, first, target)) = best else {
-                break;
-            };
-            let name = self.fresh();
-            let with = Expr::var(&name);
-            for s in &mut stmts[first..] {
-                replace_in_stmt(s, &target, &with);
-            }
-            stmts.insert(
-                first,
-                Stmt::Let {
-                    name,
-                    value: target,
-                    span: Span::default(),
-                },
-            );
+            chosen.push(key);
         }
+        if chosen.is_empty() {
+            return stmts;
+        }
+        // Names in choice order; each value with the larger chosen values
+        // inside it already replaced.
+        let names: HashMap<String, String> =
+            chosen.iter().map(|k| (k.clone(), self.fresh())).collect();
+        // Where each binding goes: before the first statement that
+        // evaluates its value at this level, or before the first larger
+        // binding that contains it, whichever comes first.
+        let n = stmts.len();
+        let mut before: Vec<Vec<usize>> = vec![Vec::new(); n];
+        let mut before_binding: Vec<Vec<usize>> = vec![Vec::new(); chosen.len()];
+        let mut pos: Vec<Vec<usize>> = Vec::with_capacity(chosen.len());
+        let index: HashMap<&String, usize> =
+            chosen.iter().enumerate().map(|(i, k)| (k, i)).collect();
+        let mut users_of_binding: Vec<Vec<usize>> = vec![Vec::new(); chosen.len()];
+        for (b, key) in chosen.iter().enumerate() {
+            let mut direct = Vec::new();
+            top_level_chosen(&seen[key].expr, &names, true, &mut direct);
+            for d in direct {
+                if let Some(&i) = index.get(&d) {
+                    users_of_binding[i].push(b);
+                }
+            }
+        }
+        for (b, key) in chosen.iter().enumerate() {
+            // Statements where the key is still evaluated once larger
+            // chosen values are bound: a statement evaluates it when the
+            // key occurs there outside every larger chosen value.
+            let stmt_user = at[key].iter().copied().find(|&k| {
+                let mut direct = Vec::new();
+                for e in level_exprs(&stmts[k]) {
+                    top_level_chosen(e, &names, false, &mut direct);
+                }
+                direct.iter().any(|d| d == key)
+            });
+            let mut best: Option<(Vec<usize>, Target)> =
+                stmt_user.map(|k| (vec![k, usize::MAX], Target::Stmt(k)));
+            for &u in &users_of_binding[b] {
+                let p = pos[u].clone();
+                if best.as_ref().is_none_or(|(q, _)| p < *q) {
+                    best = Some((p, Target::Binding(u)));
+                }
+            }
+            let Some((upos, target)) = best else {
+                // Unreachable for a key counted twice; keep it anyway.
+                pos.push(vec![n, usize::MAX]);
+                before.push(Vec::new());
+                continue;
+            };
+            let slot = match target {
+                Target::Stmt(k) => &mut before[k],
+                Target::Binding(u) => &mut before_binding[u],
+            };
+            let mut p = upos[..upos.len() - 1].to_vec();
+            p.push(slot.len());
+            p.push(usize::MAX);
+            slot.push(b);
+            pos.push(p);
+        }
+        // Lay out the block and replace chosen values, in one forward walk.
+        let mut visible: HashMap<String, String> = HashMap::new();
+        let mut out = Vec::with_capacity(n + chosen.len());
+        fn emit(
+            b: usize,
+            chosen: &[String],
+            seen_expr: &dyn Fn(&str) -> Expr,
+            names: &HashMap<String, String>,
+            before_binding: &[Vec<usize>],
+            visible: &mut HashMap<String, String>,
+            out: &mut Vec<Stmt>,
+        ) {
+            for &c in &before_binding[b] {
+                emit(c, chosen, seen_expr, names, before_binding, visible, out);
+            }
+            let key = &chosen[b];
+            let mut value = seen_expr(key);
+            for c in value.children_mut() {
+                replace_visible(c, visible);
+            }
+            out.push(Stmt::Let {
+                name: names[key].clone(),
+                value,
+                span: Span::default(),
+            });
+            visible.insert(key.clone(), names[key].clone());
+        }
+        let seen_expr = |k: &str| seen[k].expr.clone();
+        for (k, mut s) in stmts.into_iter().enumerate() {
+            for &b in &before[k] {
+                emit(
+                    b,
+                    &chosen,
+                    &seen_expr,
+                    &names,
+                    &before_binding,
+                    &mut visible,
+                    &mut out,
+                );
+            }
+            replace_visible_stmt(&mut s, &visible);
+            out.push(s);
+        }
+        out
+    }
+
+    fn block(&mut self, mut stmts: Vec<Stmt>) -> Vec<Stmt> {
+        // Reuse existing bindings for later occurrences of their values:
+        // one walk, each statement rewritten with the bindings before it.
+        let mut bound: HashMap<String, String> = HashMap::new();
+        for s in stmts.iter_mut() {
+            reuse_stmt(s, &bound);
+            if let Stmt::Let { name, value, .. } = s {
+                if self.shareable(value) {
+                    bound
+                        .entry(value.to_string())
+                        .or_insert_with(|| name.clone());
+                }
+            }
+        }
+        // Bind repeated expressions, largest first.
+        let stmts = self.bind_repeated(stmts);
         // Nested blocks are scopes of their own.
         stmts
             .into_iter()
@@ -178,61 +327,155 @@ impl Sharer {
     }
 }
 
-/// Replaces every occurrence of `target` by `with`, not crossing a binder
-/// of one of `target`'s free variables.
-pub(crate) fn replace_in_stmt(s: &mut Stmt, target: &Expr, with: &Expr) {
-    let mut free = Vec::new();
-    target.free_vars(&mut free);
-    replace_stmt(s, target, with, &free);
+/// Where a chosen value's binding goes.
+enum Target {
+    /// Before this statement of the block.
+    Stmt(usize),
+    /// Before this (larger) binding.
+    Binding(usize),
 }
 
-fn replace_stmt(s: &mut Stmt, target: &Expr, with: &Expr, free: &[String]) {
+/// The chosen keys `e` evaluates outside every larger chosen value (for
+/// `skip_root`, below `e` itself), not looking into reduction bodies: the
+/// places a binding must precede.
+fn top_level_chosen(
+    e: &Expr,
+    names: &HashMap<String, String>,
+    skip_root: bool,
+    out: &mut Vec<String>,
+) {
+    if !skip_root
+        && !matches!(
+            e,
+            Expr::Float(_) | Expr::Int(_) | Expr::Bool(_) | Expr::Var(_)
+        )
+    {
+        let key = e.to_string();
+        if names.contains_key(&key) {
+            out.push(key);
+            return;
+        }
+    }
+    match e {
+        Expr::Reduce { lo, hi, .. } => {
+            top_level_chosen(lo, names, false, out);
+            top_level_chosen(hi, names, false, out);
+        }
+        _ => {
+            for c in e.children() {
+                top_level_chosen(c, names, false, out);
+            }
+        }
+    }
+}
+
+/// Replaces, top-down, every sub-expression of `s` whose value has a
+/// visible binding (nested blocks and reduction bodies included: a bound
+/// value reads only names visible at the binding, which the verifier
+/// forbids any nested binder to rebind).
+fn replace_visible_stmt(s: &mut Stmt, visible: &HashMap<String, String>) {
+    if visible.is_empty() {
+        return;
+    }
     match s {
-        Stmt::Let { value, .. } => replace_expr(value, target, with, free),
+        Stmt::Let { value, .. } => replace_visible(value, visible),
         Stmt::Store { idx, value, .. } => {
-            idx.iter_mut()
-                .for_each(|e| replace_expr(e, target, with, free));
-            replace_expr(value, target, with, free);
+            idx.iter_mut().for_each(|e| replace_visible(e, visible));
+            replace_visible(value, visible);
         }
         Stmt::If {
             cond, then, els, ..
         } => {
-            replace_expr(cond, target, with, free);
+            replace_visible(cond, visible);
             then.iter_mut()
-                .for_each(|t| replace_stmt(t, target, with, free));
+                .for_each(|t| replace_visible_stmt(t, visible));
             els.iter_mut()
-                .for_each(|t| replace_stmt(t, target, with, free));
+                .for_each(|t| replace_visible_stmt(t, visible));
         }
         Stmt::For { vars, body, .. } => {
             for v in vars.iter_mut() {
-                replace_expr(&mut v.lo, target, with, free);
-                replace_expr(&mut v.hi, target, with, free);
+                replace_visible(&mut v.lo, visible);
+                replace_visible(&mut v.hi, visible);
             }
-            if vars.iter().all(|v| !free.contains(&v.name)) {
-                body.iter_mut()
-                    .for_each(|t| replace_stmt(t, target, with, free));
-            }
+            body.iter_mut()
+                .for_each(|t| replace_visible_stmt(t, visible));
         }
     }
 }
 
-fn replace_expr(e: &mut Expr, target: &Expr, with: &Expr, free: &[String]) {
-    if e == target {
-        *e = with.clone();
+fn replace_visible(e: &mut Expr, visible: &HashMap<String, String>) {
+    if matches!(
+        e,
+        Expr::Float(_) | Expr::Int(_) | Expr::Bool(_) | Expr::Var(_)
+    ) {
         return;
     }
-    if let Expr::Reduce {
-        var, lo, hi, body, ..
-    } = e
-    {
-        replace_expr(lo, target, with, free);
-        replace_expr(hi, target, with, free);
-        if !free.contains(var) {
-            replace_expr(body, target, with, free);
-        }
+    if let Some(n) = visible.get(&e.to_string()) {
+        *e = Expr::var(n);
         return;
     }
     for c in e.children_mut() {
-        replace_expr(c, target, with, free);
+        replace_visible(c, visible);
     }
+}
+
+/// Rewrites every expression of `s` (nested blocks included) that prints
+/// as a bound value into the binding's name. Bindings are single
+/// assignment and never shadowed (the verifier's rule), so a value's free
+/// names mean the same wherever it recurs in the statements after it.
+fn reuse_stmt(s: &mut Stmt, bound: &HashMap<String, String>) {
+    if bound.is_empty() {
+        return;
+    }
+    match s {
+        Stmt::Let { value, .. } => {
+            reuse_expr(value, bound);
+        }
+        Stmt::Store { idx, value, .. } => {
+            for e in idx.iter_mut() {
+                reuse_expr(e, bound);
+            }
+            reuse_expr(value, bound);
+        }
+        Stmt::If {
+            cond, then, els, ..
+        } => {
+            reuse_expr(cond, bound);
+            then.iter_mut().for_each(|t| reuse_stmt(t, bound));
+            els.iter_mut().for_each(|t| reuse_stmt(t, bound));
+        }
+        Stmt::For { vars, body, .. } => {
+            for v in vars.iter_mut() {
+                reuse_expr(&mut v.lo, bound);
+                reuse_expr(&mut v.hi, bound);
+            }
+            body.iter_mut().for_each(|t| reuse_stmt(t, bound));
+        }
+    }
+}
+
+/// The whole expression if it is bound, else its operands, then the
+/// rewritten expression again (`x * 2 + 1` after `x * 2` became `a`).
+/// True when `e` changed.
+fn reuse_expr(e: &mut Expr, bound: &HashMap<String, String>) -> bool {
+    if matches!(
+        e,
+        Expr::Float(_) | Expr::Int(_) | Expr::Bool(_) | Expr::Var(_)
+    ) {
+        return false;
+    }
+    if let Some(n) = bound.get(&e.to_string()) {
+        *e = Expr::var(n);
+        return true;
+    }
+    let mut changed = false;
+    for c in e.children_mut() {
+        changed |= reuse_expr(c, bound);
+    }
+    if changed {
+        if let Some(n) = bound.get(&e.to_string()) {
+            *e = Expr::var(n);
+        }
+    }
+    changed
 }

@@ -30,7 +30,7 @@ fn bits(a: &Array) -> Vec<u64> {
 }
 
 fn show_array(out: &mut String, name: &str, a: &Array) {
-    let _ = writeln!(out, "{name}: {} {:?}", a.dtype(), a.shape);
+    let _ = writeln!(out, "{name}: {} {:?}", a.dtype(), a.shape());
     let v = a.to_f64();
     let shown: Vec<String> = v
         .iter()

@@ -1,0 +1,76 @@
+//! Process-wide limits: the memory ceiling for arrays Tile allocates
+//! (outputs made from a box, interpreter state).
+//!
+//! The ceiling is, in order: the value set with [`set_memory_ceiling`]
+//! (the CLI's `--max-memory`), `$TILE_MAX_MEMORY` (bytes, or with a `K`,
+//! `M`, `G` or `T` suffix, powers of 1024), else the machine's physical
+//! memory (`MemTotal` in `/proc/meminfo`), else no ceiling. Above it an
+//! allocation is refused with a plain error before any memory is taken;
+//! below it, a failed allocation is an error too, never an abort.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// 0: not set by the caller.
+static CEILING: AtomicU64 = AtomicU64::new(0);
+
+/// Sets the ceiling for this process (in bytes; 0 restores the default).
+pub fn set_memory_ceiling(bytes: u64) {
+    CEILING.store(bytes, Ordering::Relaxed);
+}
+
+/// The ceiling in bytes (`u64::MAX` when none applies).
+pub fn memory_ceiling() -> u64 {
+    let set = CEILING.load(Ordering::Relaxed);
+    if set != 0 {
+        return set;
+    }
+    if let Some(v) = std::env::var("TILE_MAX_MEMORY")
+        .ok()
+        .and_then(|v| parse_bytes(&v))
+    {
+        return v;
+    }
+    physical_memory().unwrap_or(u64::MAX)
+}
+
+/// Parses `123`, `64K`, `512M`, `16G`, `1T` (powers of 1024; a trailing
+/// `B` or `iB` is allowed).
+pub fn parse_bytes(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let t = t
+        .strip_suffix("iB")
+        .or_else(|| t.strip_suffix('B'))
+        .unwrap_or(t);
+    let (digits, shift) = match t.chars().last()? {
+        'K' | 'k' => (&t[..t.len() - 1], 10),
+        'M' | 'm' => (&t[..t.len() - 1], 20),
+        'G' | 'g' => (&t[..t.len() - 1], 30),
+        'T' | 't' => (&t[..t.len() - 1], 40),
+        _ => (t, 0),
+    };
+    let n: u64 = digits.trim().parse().ok()?;
+    n.checked_mul(1u64 << shift).filter(|&v| v > 0)
+}
+
+fn physical_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_bytes("4096"), Some(4096));
+        assert_eq!(parse_bytes("2K"), Some(2048));
+        assert_eq!(parse_bytes("3GiB"), Some(3 << 30));
+        assert_eq!(parse_bytes("1T"), Some(1 << 40));
+        assert_eq!(parse_bytes("0"), None);
+        assert_eq!(parse_bytes("99999999999T"), None);
+        assert_eq!(parse_bytes("lots"), None);
+    }
+}

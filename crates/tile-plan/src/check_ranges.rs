@@ -1,0 +1,482 @@
+//! `check_ranges`: the launch-time proof that a program's integer
+//! arithmetic cannot wrap in generated code.
+//!
+//! Kernels compute indices, bounds and integer values in 64-bit integers,
+//! and check each access against its box with expressions such as
+//! `q - lo < n`, or over a whole loop at its entry with the extreme values
+//! of an affine index (`c1 * lo1 + c2 * hi2 + k`). None of that may wrap:
+//! a wrapped index passes its check and touches memory outside the array.
+//!
+//! Before any launch, with the size symbols bound, this pass computes an
+//! interval (in `i128`) for every integer-valued expression of the program,
+//! from the sizes (points), loop and reduction variables (their bounds'
+//! intervals), bindings, `i32` loads and conversions (the `i32` range).
+//! It refuses the launch, naming the statement, when:
+//! - a box bound or extent, a size, or a loop's extent reaches
+//!   [`INDEX_LIMIT`] (2^62), or a box's extent is negative;
+//! - a computed integer (any non-literal node) may reach 2^62 in
+//!   magnitude; for an index this is reported as an index outside the box,
+//!   the interpreter's message shape;
+//! - an affine index's entry check, `sum(|c| * max|name|) + |k|`, may reach
+//!   2^62;
+//! - a nest's domain holds 2^62 work items or more.
+//!
+//! With every operand below 2^62 in magnitude, every check a kernel prints
+//! (a difference of two such values, a sum of the terms above) stays below
+//! 2^63: it cannot wrap. The interval is conservative (it ignores `if`
+//! conditions), so a program may be refused here that the interpreter runs;
+//! no program passes here whose generated code can wrap. Division by zero
+//! is not a range question: kernels check divisors where they divide.
+
+use crate::affine::Affine;
+use std::collections::BTreeMap;
+use tile_ir::{BinOp, DType, Expr, Func, Program, ReduceOp, Sizes, Span, Stmt, UnOp};
+
+/// Magnitude that no size, bound, index or computed integer may reach.
+pub const INDEX_LIMIT: i128 = 1 << 62;
+
+/// Why a launch is refused: a located, plain sentence.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RangeError {
+    /// The statement (or parameter) at fault; unknown for sizes.
+    pub span: Span,
+    /// What may overflow, and where.
+    pub message: String,
+}
+
+impl std::fmt::Display for RangeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.span.is_known() {
+            write!(f, "{}: {}", self.span, self.message)
+        } else {
+            f.write_str(&self.message)
+        }
+    }
+}
+
+impl std::error::Error for RangeError {}
+
+/// Closed interval of an integer value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Iv {
+    lo: i128,
+    hi: i128,
+}
+
+impl Iv {
+    fn point(v: i128) -> Iv {
+        Iv { lo: v, hi: v }
+    }
+
+    fn of(a: i128, b: i128, c: i128, d: i128) -> Iv {
+        Iv {
+            lo: a.min(b).min(c).min(d),
+            hi: a.max(b).max(c).max(d),
+        }
+    }
+
+    fn magnitude(self) -> i128 {
+        self.lo.abs().max(self.hi.abs())
+    }
+
+    fn union(self, o: Iv) -> Iv {
+        Iv {
+            lo: self.lo.min(o.lo),
+            hi: self.hi.max(o.hi),
+        }
+    }
+
+    /// The endpoint farther from zero (for messages).
+    fn extreme(self) -> i128 {
+        if self.hi.abs() >= self.lo.abs() {
+            self.hi
+        } else {
+            self.lo
+        }
+    }
+}
+
+const I32: Iv = Iv {
+    lo: i32::MIN as i128,
+    hi: i32::MAX as i128,
+};
+
+/// Proves that every integer `program` computes at `sizes` stays below
+/// [`INDEX_LIMIT`] in magnitude (see the module documentation).
+pub fn check_ranges(program: &Program, sizes: &Sizes) -> Result<(), RangeError> {
+    let mut c = Checker {
+        program,
+        boxes: BTreeMap::new(),
+        env: Vec::new(),
+    };
+    for (name, &v) in sizes {
+        if (v as i128).abs() >= INDEX_LIMIT {
+            return Err(RangeError {
+                span: Span::default(),
+                message: format!(
+                    "size symbol `{name}` = {v} reaches 2^62, beyond what kernels index"
+                ),
+            });
+        }
+        c.env.push((name.clone(), Some(Iv::point(v as i128))));
+    }
+    for p in &program.params {
+        let mut dims = Vec::new();
+        let mut numel: i128 = 1;
+        for d in &p.dims {
+            let (lo, hi) = (
+                tile_ir::args::eval_int(&d.lo, sizes),
+                tile_ir::args::eval_int(&d.hi, sizes),
+            );
+            let (Some(lo), Some(hi)) = (lo, hi) else {
+                return Err(RangeError {
+                    span: p.span,
+                    message: format!(
+                        "cannot evaluate the box of `{}` (integer overflow or division by zero)",
+                        p.name
+                    ),
+                });
+            };
+            let (lo, hi) = (lo as i128, hi as i128);
+            if lo.abs() >= INDEX_LIMIT || hi.abs() >= INDEX_LIMIT || hi - lo >= INDEX_LIMIT {
+                return Err(RangeError {
+                    span: p.span,
+                    message: format!(
+                        "the box of `{}` has a bound or extent reaching 2^62 ({lo}..{hi})",
+                        p.name
+                    ),
+                });
+            }
+            if hi < lo {
+                return Err(RangeError {
+                    span: p.span,
+                    message: format!("the box of `{}` has a negative extent ({lo}..{hi})", p.name),
+                });
+            }
+            numel = numel.saturating_mul(hi - lo);
+            dims.push((lo, hi));
+        }
+        if numel >= INDEX_LIMIT {
+            return Err(RangeError {
+                span: p.span,
+                message: format!("the box of `{}` holds 2^62 elements or more", p.name),
+            });
+        }
+        c.boxes.insert(p.name.clone(), dims);
+    }
+    c.stmts(&program.body)
+}
+
+struct Checker<'p> {
+    program: &'p Program,
+    boxes: BTreeMap<String, Vec<(i128, i128)>>,
+    /// Visible names, innermost last: an interval for integers, `None` for
+    /// floats and booleans.
+    env: Vec<(String, Option<Iv>)>,
+}
+
+impl Checker<'_> {
+    fn lookup(&self, name: &str) -> Option<Iv> {
+        self.env
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .and_then(|(_, v)| *v)
+    }
+
+    fn stmts(&mut self, body: &[Stmt]) -> Result<(), RangeError> {
+        let depth = self.env.len();
+        for s in body {
+            self.stmt(s)?;
+        }
+        self.env.truncate(depth);
+        Ok(())
+    }
+
+    fn stmt(&mut self, s: &Stmt) -> Result<(), RangeError> {
+        match s {
+            Stmt::For { vars, body, span } => {
+                let depth = self.env.len();
+                let mut work: i128 = 1;
+                for v in vars {
+                    let iv = self.range(&v.lo, &v.hi, *span, &v.name)?;
+                    work = work.saturating_mul(iv.hi - iv.lo + 1);
+                    if work >= INDEX_LIMIT {
+                        return Err(RangeError {
+                            span: *span,
+                            message: "the nest's domain may hold 2^62 points or more".to_string(),
+                        });
+                    }
+                    self.env.push((v.name.clone(), Some(iv)));
+                }
+                self.stmts(body)?;
+                self.env.truncate(depth);
+                Ok(())
+            }
+            Stmt::Let { name, value, span } => {
+                let v = self.expr(value, *span)?;
+                self.env.push((name.clone(), v));
+                Ok(())
+            }
+            Stmt::Store {
+                buf,
+                idx,
+                value,
+                span,
+            } => {
+                self.access(buf, idx, *span)?;
+                self.expr(value, *span).map(|_| ())
+            }
+            Stmt::If {
+                cond,
+                then,
+                els,
+                span,
+            } => {
+                self.expr(cond, *span)?;
+                self.stmts(then)?;
+                self.stmts(els)
+            }
+        }
+    }
+
+    /// The interval of a variable over `lo..hi`: `[min lo, max hi - 1]`
+    /// (a single point when the range is always empty).
+    fn range(&mut self, lo: &Expr, hi: &Expr, span: Span, var: &str) -> Result<Iv, RangeError> {
+        let (l, h) = (self.int(lo, span)?, self.int(hi, span)?);
+        let iv = Iv {
+            lo: l.lo,
+            hi: (h.hi - 1).max(l.lo),
+        };
+        if iv.hi - iv.lo >= INDEX_LIMIT {
+            return Err(RangeError {
+                span,
+                message: format!("the range of `{var}` ({lo}..{hi}) may span 2^62 values or more"),
+            });
+        }
+        Ok(iv)
+    }
+
+    /// An integer expression's interval (loop bounds, indices).
+    fn int(&mut self, e: &Expr, span: Span) -> Result<Iv, RangeError> {
+        self.expr(e, span)?.ok_or_else(|| RangeError {
+            span,
+            message: format!("`{e}` is not an integer expression"),
+        })
+    }
+
+    fn access(&mut self, buf: &str, idx: &[Expr], span: Span) -> Result<(), RangeError> {
+        for e in idx {
+            let Some(iv) = self.eval(e, span)? else {
+                continue;
+            };
+            if iv.magnitude() >= INDEX_LIMIT {
+                let bounds = self.boxes.get(buf).cloned().unwrap_or_default();
+                return Err(RangeError {
+                    span,
+                    message: format!(
+                        "index `{e}` may reach {}, outside the box of `{buf}` {bounds:?}; refused before launch",
+                        iv.extreme()
+                    ),
+                });
+            }
+            // The entry check of a loop level sums the affine form's terms
+            // at their extremes.
+            if let Some(a) = Affine::of(e) {
+                let mut total: i128 = (a.constant as i128).abs();
+                for (n, &c) in &a.terms {
+                    let Some(r) = self.lookup(n) else { continue };
+                    total = total.saturating_add((c as i128).abs().saturating_mul(r.magnitude()));
+                }
+                if total >= INDEX_LIMIT {
+                    return Err(RangeError {
+                        span,
+                        message: format!(
+                            "index `{e}` of `{buf}` has terms whose sum may reach 2^62; its bounds check could overflow"
+                        ),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The interval of an integer-valued `e` (`None` for floats and
+    /// booleans); refuses any computed integer reaching the limit.
+    fn expr(&mut self, e: &Expr, span: Span) -> Result<Option<Iv>, RangeError> {
+        let iv = self.eval(e, span)?;
+        if let (Some(v), false) = (iv, matches!(e, Expr::Int(_))) {
+            if v.magnitude() >= INDEX_LIMIT {
+                return Err(RangeError {
+                    span,
+                    message: format!(
+                        "the value of `{e}` may reach {}, beyond the 2^62 that kernels compute without overflow",
+                        v.extreme()
+                    ),
+                });
+            }
+        }
+        Ok(iv)
+    }
+
+    /// [`Checker::expr`] without the limit on `e` itself (its operands are
+    /// checked).
+    fn eval(&mut self, e: &Expr, span: Span) -> Result<Option<Iv>, RangeError> {
+        Ok(match e {
+            Expr::Int(v) => Some(Iv::point(*v as i128)),
+            Expr::Float(_) | Expr::Bool(_) => None,
+            Expr::Var(n) => self.lookup(n),
+            Expr::Load { buf, idx } => {
+                self.access(buf, idx, span)?;
+                let dtype = self.program.param(buf).map(|p| p.dtype);
+                (dtype == Some(DType::I32)).then_some(I32)
+            }
+            Expr::Unary(UnOp::Neg, a) => self.expr(a, span)?.map(|x| Iv {
+                lo: -x.hi,
+                hi: -x.lo,
+            }),
+            Expr::Unary(UnOp::Not, a) => {
+                self.expr(a, span)?;
+                None
+            }
+            Expr::Binary(op, a, b) => {
+                let (x, y) = (self.expr(a, span)?, self.expr(b, span)?);
+                match (x, y) {
+                    (Some(x), Some(y)) => arith(*op, x, y),
+                    _ => None,
+                }
+            }
+            Expr::Call(f, args) => {
+                let mut vals = Vec::with_capacity(args.len());
+                for a in args {
+                    vals.push(self.expr(a, span)?);
+                }
+                call(*f, &vals)
+            }
+            Expr::Reduce {
+                op,
+                var,
+                lo,
+                hi,
+                body,
+            } => {
+                let r = self.range(lo, hi, span, var)?;
+                self.env.push((var.clone(), Some(r)));
+                let b = self.expr(body, span);
+                self.env.pop();
+                let b = b?;
+                match (op, b) {
+                    (ReduceOp::Sum, Some(b)) => {
+                        let n = r.hi - r.lo + 1;
+                        Some(Iv::of(b.lo * n, b.hi * n, b.lo.min(0), b.hi.max(0)))
+                    }
+                    (_, b) => b,
+                }
+            }
+        })
+    }
+}
+
+/// Integer `x op y`; `None` for comparisons and logic (booleans).
+fn arith(op: BinOp, x: Iv, y: Iv) -> Option<Iv> {
+    Some(match op {
+        BinOp::Add => Iv {
+            lo: x.lo + y.lo,
+            hi: x.hi + y.hi,
+        },
+        BinOp::Sub => Iv {
+            lo: x.lo - y.hi,
+            hi: x.hi - y.lo,
+        },
+        BinOp::Mul => Iv::of(x.lo * y.lo, x.lo * y.hi, x.hi * y.lo, x.hi * y.hi),
+        // Truncating division never grows the magnitude (a zero divisor is
+        // checked where the kernel divides).
+        BinOp::Div => {
+            let m = x.magnitude();
+            Iv { lo: -m, hi: m }
+        }
+        _ => return None,
+    })
+}
+
+/// A built-in function on integer intervals, where its result is an
+/// integer.
+fn call(f: Func, v: &[Option<Iv>]) -> Option<Iv> {
+    let all: Option<Vec<Iv>> = v.iter().copied().collect();
+    match f {
+        Func::Cast(DType::I32) => Some(I32),
+        Func::Abs => all.map(|a| Iv {
+            lo: if a[0].lo <= 0 && a[0].hi >= 0 {
+                0
+            } else {
+                a[0].lo.abs().min(a[0].hi.abs())
+            },
+            hi: a[0].magnitude(),
+        }),
+        Func::Min => all.map(|a| Iv {
+            lo: a[0].lo.min(a[1].lo),
+            hi: a[0].hi.min(a[1].hi),
+        }),
+        Func::Max => all.map(|a| Iv {
+            lo: a[0].lo.max(a[1].lo),
+            hi: a[0].hi.max(a[1].hi),
+        }),
+        Func::Select => match (v.get(1).copied().flatten(), v.get(2).copied().flatten()) {
+            (Some(a), Some(b)) => Some(a.union(b)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(text: &str, sizes: &[(&str, i64)]) -> Result<(), RangeError> {
+        let p = tile_ir::parse_program(text).unwrap();
+        let s: Sizes = sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+        check_ranges(&p, &s)
+    }
+
+    #[test]
+    fn ordinary_programs_pass() {
+        let t = "program p(x: in f32[M, N], y: out f32[M, N]) {
+          for i in 0..M { m = max(j in 0..N: x[i, j]); for j in 0..N { y[i, j] = x[i, j] - m } } }";
+        check(t, &[("M", 4096), ("N", 1 << 30)]).unwrap();
+    }
+
+    #[test]
+    fn a_wrapping_index_is_refused_like_the_interpreter_would() {
+        let t = "program p(x: in f32[N], y: out f32[N]) {
+          for i in 0..N { y[i + 9223372036854775807] = x[i] } }";
+        let e = check(t, &[("N", 5)]).unwrap_err();
+        assert!(e.to_string().contains("outside the box of `y`"), "{e}");
+        assert_eq!(e.span.line, 2);
+    }
+
+    #[test]
+    fn products_and_huge_sizes_are_refused() {
+        let t = "program p(x: in f32[N], y: out f32[N]) { for i in 0..N { y[i] = x[i * i * i] } }";
+        check(t, &[("N", 1000)]).unwrap();
+        let e = check(t, &[("N", 3_000_000)]).unwrap_err();
+        assert!(e.to_string().contains("may reach"), "{e}");
+        let e = check(t, &[("N", 1 << 62)]).unwrap_err();
+        assert!(e.to_string().contains("size symbol `N`"), "{e}");
+    }
+
+    #[test]
+    fn entry_checks_of_affine_indices_are_bounded() {
+        // Each term is small enough, their sum at the extremes is not.
+        let t = "program p(x: in f32[N], y: out f32[N]) {
+          for i in 0..N { y[i] = x[2305843009213693952 * i - 2305843009213693952 * i] } }";
+        assert!(check(t, &[("N", 3)]).is_err());
+    }
+
+    #[test]
+    fn i32_loads_and_divisions_stay_bounded() {
+        let t = "program p(ix: in i32[N], x: in f32[N], y: out f32[N]) {
+          for i in 0..N { y[i] = x[ix[i] / (i - i)] } }";
+        check(t, &[("N", 7)]).unwrap();
+    }
+}
