@@ -31,6 +31,11 @@ pub const FLAGS: &[&str] = &[
     "-Wno-psabi",
 ];
 
+/// Flags added when [`CpuOptions::sanitize`] is set: every kernel access
+/// is checked by AddressSanitizer (the fuzz harness's second line of
+/// defence behind Tile's own checks).
+pub const SANITIZE_FLAGS: &[&str] = &["-fsanitize=address", "-fno-omit-frame-pointer", "-g"];
+
 /// Libraries linked after the source.
 pub const LIBS: &[&str] = &["-lm"];
 
@@ -156,10 +161,15 @@ pub(crate) fn build(source: &str, opts: &CpuOptions) -> Result<Built, CpuError> 
     let cc = find(opts)?;
     let key = sha256_hex(
         format!(
-            "{source}\0{}\0{}\0{}",
+            "{source}\0{}\0{}\0{}\0{}",
             cc.identity,
             FLAGS.join(" "),
-            LIBS.join(" ")
+            LIBS.join(" "),
+            if opts.sanitize {
+                SANITIZE_FLAGS.join(" ")
+            } else {
+                String::new()
+            }
         )
         .as_bytes(),
     );
@@ -194,7 +204,7 @@ fn build_in(
         let _ = std::fs::remove_file(&entry);
         let src = work.join(format!("{key}.c"));
         std::fs::write(&src, source).map_err(|e| io("cannot write", &src, e))?;
-        compile(cc, &src, &so)?;
+        compile(cc, opts, &src, &so)?;
         let object = std::fs::read(&so).map_err(|e| io("cannot read", &so, e))?;
         // A cache that cannot be written only costs the next run a compile.
         if std::fs::create_dir_all(&dir).is_ok() {
@@ -207,7 +217,7 @@ fn build_in(
     } else {
         let src = work.join(format!("{key}.c"));
         std::fs::write(&src, source).map_err(|e| io("cannot write", &src, e))?;
-        compile(cc, &src, &so)?;
+        compile(cc, opts, &src, &so)?;
         Ok(Built {
             library: load(&so)?,
         })
@@ -281,9 +291,10 @@ fn remove_stale_temporaries(dir: &Path) {
     }
 }
 
-fn compile(cc: &Compiler, src: &Path, out: &Path) -> Result<(), CpuError> {
+fn compile(cc: &Compiler, opts: &CpuOptions, src: &Path, out: &Path) -> Result<(), CpuError> {
     let output = Command::new(&cc.path)
         .args(FLAGS)
+        .args(if opts.sanitize { SANITIZE_FLAGS } else { &[] })
         .arg("-o")
         .arg(out)
         .arg(src)

@@ -38,7 +38,7 @@ mod module;
 mod pool;
 mod prelude;
 
-pub use cc::{FLAGS, LIBS};
+pub use cc::{FLAGS, LIBS, SANITIZE_FLAGS};
 pub use error::CpuError;
 pub use module::{CpuModule, RawArg};
 
@@ -58,6 +58,10 @@ pub struct CpuOptions {
     /// The cache directory (default: `$TILE_CACHE_DIR`, else
     /// `$XDG_CACHE_HOME/tile`, else `~/.cache/tile`).
     pub cache_dir: Option<PathBuf>,
+    /// Build the kernels with AddressSanitizer ([`SANITIZE_FLAGS`]), for
+    /// the fuzz harness: the process must have the sanitizer's runtime
+    /// loaded (`LD_PRELOAD` of the compiler's `libasan.so`).
+    pub sanitize: bool,
 }
 
 impl Default for CpuOptions {
@@ -67,6 +71,7 @@ impl Default for CpuOptions {
             threads: None,
             cc: None,
             cache_dir: None,
+            sanitize: false,
         }
     }
 }

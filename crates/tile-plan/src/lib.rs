@@ -63,9 +63,17 @@ impl Default for Options {
 pub fn compile(program: &Program, options: &Options) -> Result<Plan, VerifyError> {
     tile_ir::verify(program)?;
     let log = std::env::var("TILE_LOG").is_ok_and(|v| v.split(',').any(|p| p == "passes"));
+    // Each pass must leave a valid program: in debug builds (every test)
+    // the verifier runs after each one, and a pass that breaks an
+    // invariant stops at once with its name (a Tile bug, not user error).
     let show = |pass: &str, p: &Program| {
         if log {
             eprintln!("== after {pass} ==\n{p}");
+        }
+        if cfg!(debug_assertions) {
+            if let Err(e) = tile_ir::verify(p) {
+                panic!("internal error: the program after {pass} does not verify:\n{e}\n{p}");
+            }
         }
     };
     let mut p = program.clone();
