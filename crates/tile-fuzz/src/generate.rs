@@ -131,7 +131,7 @@ impl Style {
         if self.clean {
             clean
         } else {
-            r.pick(any)
+            any[r.below(any.len())]
         }
     }
 }
