@@ -9,4 +9,5 @@ cp target/release/tile .device-carry/tile
 cp target/release/examples/cuda_rows target/release/examples/cuda_pairs .device-carry/
 cp "$(newest gpu)" .device-carry/gpu
 cp "$(newest emit)" .device-carry/emit
+cp "$(newest hostile)" .device-carry/hostile
 ls -la .device-carry

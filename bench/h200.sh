@@ -4,6 +4,7 @@
 # Steps run in the order given:
 #
 #   tests          GPU and NVRTC test binaries (logs: gpu_tests.log)
+#   hostile        tests/hostile on interp, cpu and cuda (hostile.log)
 #   rows           row kernels against a copy (cuda_rows.log)
 #   pairs          seed pairs against a copy (cuda_pairs.log)
 #   quick          quick controls and seed benches (smoke runs, never reported)
@@ -28,6 +29,10 @@ for step in "$@"; do
   tests)
     { "$carry/gpu" --test-threads 1 --nocapture 2>&1; "$carry/emit" 2>&1; } > "$out/gpu_tests.log"
     grep -E "SKIPPED|fixture runs|test result|panicked|FAILED" "$out/gpu_tests.log"
+    ;;
+  hostile)
+    TILE_BIN="$carry/tile" "$carry/hostile" --nocapture > "$out/hostile.log" 2>&1
+    grep -E "SKIPPED|hostile fixtures|test result|panicked|FAILED" "$out/hostile.log"
     ;;
   rows)
     "$carry/cuda_rows" 37x1537 1024x4096 4096x4096 4096x16384 2>&1 | tee "$out/cuda_rows.log"

@@ -194,3 +194,51 @@ fn integer_division_by_zero_is_an_error() {
     assert_eq!(a["y"].to_f64()[0], 14.0);
     assert_eq!(a["y"].to_f64()[1], -14.0);
 }
+
+#[test]
+fn wrapping_indices_are_refused_through_the_api_and_nothing_is_written() {
+    for text in [
+        "program p(x: in f32[N], y: out f32[N]) { for i in 0..N { y[i + 9223372036854775807] = x[i] } }",
+        "program p(x: in f32[N], y: out f32[N]) { for i in 0..N { y[i] = x[i + 9223372036854775807] } }",
+        "program p(x: in f32[N], y: out f32[N]) { for i in 0..N { y[i] = x[(i * 4611686018427387904) / 4611686018427387904] } }",
+    ] {
+        let p = tile_ir::parse_program(text).expect("parses");
+        let (_, m) = common::build(&p, true);
+        let mut a = BTreeMap::from([
+            ("x".to_string(), Array::from_f64(DType::F32, &[5], &[1.0; 5])),
+            ("y".to_string(), Array::from_f64(DType::F32, &[5], &[7.0; 5])),
+        ]);
+        let e = m.run(&mut a, &Sizes::new()).unwrap_err();
+        assert!(matches!(e, CpuError::Range(_)), "{text}: {e}");
+        assert_eq!(a["y"].to_f64(), [7.0; 5], "{text}: y was written");
+    }
+}
+
+#[test]
+fn arrays_that_disagree_with_their_shape_cannot_be_made() {
+    use tile_ir::ArrayData;
+    assert!(Array::new(vec![2, 3], ArrayData::F32(vec![0.0; 5])).is_err());
+    assert!(Array::new(vec![usize::MAX, 2], ArrayData::F32(vec![])).is_err());
+    // RawArg describes memory the caller owns: its size is checked too.
+    let (_, m) = add();
+    let mut buf = [0f32; 6];
+    let raw = |name: &str, bytes: usize, ptr: *mut u8| RawArg {
+        name: name.to_string(),
+        dtype: DType::F32,
+        shape: vec![2, 3],
+        ptr,
+        bytes,
+    };
+    let (mut b1, mut b2) = ([0f32; 6], [0f32; 6]);
+    let args = [
+        raw("a", 20, buf.as_mut_ptr() as *mut u8),
+        raw("b", 24, b1.as_mut_ptr() as *mut u8),
+        raw("y", 24, b2.as_mut_ptr() as *mut u8),
+    ];
+    // SAFETY: every pointer is valid for the bytes it claims (fewer for a).
+    let e = unsafe { m.run_raw(&args, &Sizes::new()) }.unwrap_err();
+    assert!(
+        matches!(e, CpuError::RawArg { ref name, .. } if name == "a"),
+        "{e}"
+    );
+}

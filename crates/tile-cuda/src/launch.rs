@@ -442,11 +442,17 @@ impl CudaModule {
         b.err.fill_u32(0)?;
         let (k, within) = (site / KERNEL_SITES, site % KERNEL_SITES);
         if let Some(info) = usize::try_from(k).ok().and_then(|k| self.kernels.get(k)) {
-            let out = |s: &tile_emit::Site| CudaError::OutOfBounds {
-                kernel: info.name.clone(),
-                what: s.what.to_string(),
-                buf: s.buf.clone(),
-                line: s.line,
+            let out = |s: &tile_emit::Site| match s.what {
+                "div" => CudaError::IntArith {
+                    kernel: info.name.clone(),
+                    line: s.line,
+                },
+                _ => CudaError::OutOfBounds {
+                    kernel: info.name.clone(),
+                    what: s.what.to_string(),
+                    buf: s.buf.clone(),
+                    line: s.line,
+                },
             };
             let index = |base: i32| (within - base - 1) as usize;
             if within > ROWS_SITE_BASE {

@@ -80,6 +80,14 @@ pub enum CudaError {
         /// The source line.
         line: u32,
     },
+    /// An integer division by zero on the device.
+    #[error("kernel {kernel}: integer division by zero (line {line})")]
+    IntArith {
+        /// The kernel.
+        kernel: String,
+        /// The source line.
+        line: u32,
+    },
     /// The program uses something this back end does not support.
     #[error("unsupported on cuda: {0}")]
     Unsupported(String),
