@@ -72,18 +72,35 @@ pub fn run(a: RunArgs) -> Result<(), String> {
     let ran = match a.target {
         Target::Interp => {
             tile_plan::execute_plan(&plan, &mut arrays, &explicit, tile_plan::Order::Sequential)
-                .map_err(|e| format!("{file}:{e}"))
+                .map_err(|e| {
+                    // "LINE:COL: message" becomes "FILE:LINE:COL: error: message".
+                    let m = e.to_string();
+                    match m.split_once(": ") {
+                        Some((at, rest))
+                            if at.contains(':')
+                                && at.chars().all(|c| c.is_ascii_digit() || c == ':') =>
+                        {
+                            format!("{file}:{at}: error: {rest}")
+                        }
+                        _ => format!("{file}: error: {m}"),
+                    }
+                })
         }
         Target::Cpu => tile_cpu::compile(&plan, &tile_cpu::CpuOptions::default())
             .and_then(|m| m.run(&mut arrays, &explicit))
             .map_err(|e| match e {
                 tile_cpu::CpuError::Range(r) => located(&file, &r),
+                e @ (tile_cpu::CpuError::OutOfBounds { .. }
+                | tile_cpu::CpuError::IntArith { .. }
+                | tile_cpu::CpuError::Scratch { .. }) => format!("{file}: error: {e}"),
                 e => format!("error: {e}"),
             }),
         Target::Cuda => tile_cuda::compile(&plan, &tile_cuda::CudaOptions::default())
             .and_then(|m| m.run(&mut arrays, &explicit))
             .map_err(|e| match e {
                 tile_cuda::CudaError::Range(r) => located(&file, &r),
+                e @ (tile_cuda::CudaError::OutOfBounds { .. }
+                | tile_cuda::CudaError::IntArith { .. }) => format!("{file}: error: {e}"),
                 e => format!("error: {e}"),
             }),
     };

@@ -37,7 +37,7 @@ pub enum CpuError {
     Unsupported(String),
     /// An index fell outside a parameter's box while running.
     #[error(
-        "line {line}: a {what} of `{buf}` falls outside its box; the run stopped there, so written arrays may hold partial results"
+        "line {line}: a {what} index is outside the box of `{buf}`; the run stopped there, so written arrays may hold partial results"
     )]
     OutOfBounds {
         /// The parameter.

@@ -134,9 +134,11 @@ impl CpuModule {
             .iter_mut()
             .map(|(k, a)| (k.clone(), a.as_mut_ptr()))
             .collect();
-        // SAFETY: every array fits its parameter's box (checked above),
-        // distinct arrays never overlap, and the borrow of `arrays` lasts
-        // for the whole launch.
+        // SAFETY: every array's shape fits its parameter's box (checked
+        // above) and its data holds exactly its shape's elements (`Array`
+        // keeps that invariant behind private fields); distinct arrays
+        // never overlap; `launch_all` proves the integer ranges before any
+        // kernel runs; and the borrow of `arrays` lasts for the launch.
         unsafe { self.launch_all(&sizes, &ptrs) }
     }
 

@@ -69,7 +69,7 @@ pub enum CudaError {
     #[error(transparent)]
     Range(#[from] tile_plan::RangeError),
     /// A bounds check failed on the device.
-    #[error("kernel {kernel}: {what} out of bounds of `{buf}` (line {line})")]
+    #[error("line {line}: a {what} index is outside the box of `{buf}` (kernel {kernel})")]
     OutOfBounds {
         /// The kernel.
         kernel: String,
@@ -81,7 +81,7 @@ pub enum CudaError {
         line: u32,
     },
     /// An integer division by zero on the device.
-    #[error("kernel {kernel}: integer division by zero (line {line})")]
+    #[error("line {line}: integer division by zero (kernel {kernel})")]
     IntArith {
         /// The kernel.
         kernel: String,

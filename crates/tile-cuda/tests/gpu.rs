@@ -376,7 +376,7 @@ fn a_row_outside_the_box_fails_before_it_is_read() {
         let mut args = fixture::arguments(&program, &sizes).unwrap();
         let e = module.run(&mut args, &sizes).unwrap_err().to_string();
         assert!(
-            e.contains("out of bounds of `x`"),
+            e.contains("outside the box of `x`"),
             "staged {stage_rows}: {e}"
         );
     }
