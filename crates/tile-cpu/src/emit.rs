@@ -24,10 +24,12 @@ use tile_emit::{dialect, Printer, Site, VTy};
 use tile_ir::Program;
 use tile_plan::{Kernel, Mapping, Plan};
 
-/// What emission produced: the source and, per kernel, its failure sites.
+/// What emission produced: the source and, per kernel, its failure sites
+/// and its scratch rows.
 pub(crate) struct Emitted {
     pub source: String,
     pub sites: Vec<Vec<Site>>,
+    pub scratch: Vec<Vec<tile_emit::ScratchRow>>,
 }
 
 /// The C symbol of a kernel.
@@ -41,8 +43,10 @@ pub(crate) fn emit(plan: &Plan) -> Result<Emitted, CpuError> {
     let mut helpers = BTreeSet::new();
     let mut bodies = Vec::new();
     let mut sites = Vec::new();
+    let mut scratch = Vec::new();
     for k in &plan.kernels {
-        let printed = kernel(program, k);
+        let (printed, rows) = kernel(program, k);
+        scratch.push(rows);
         if !printed.errors.is_empty() {
             return Err(CpuError::Unsupported(format!(
                 "kernel {} of `{}`: {}",
@@ -69,10 +73,14 @@ pub(crate) fn emit(plan: &Plan) -> Result<Emitted, CpuError> {
         source.push('\n');
         source.push_str(&b);
     }
-    Ok(Emitted { source, sites })
+    Ok(Emitted {
+        source,
+        sites,
+        scratch,
+    })
 }
 
-fn kernel(program: &Program, k: &Kernel) -> tile_emit::Printed {
+fn kernel(program: &Program, k: &Kernel) -> (tile_emit::Printed, Vec<tile_emit::ScratchRow>) {
     // Row kernels may compute a reduced value once into a scratch row for
     // a later loop (softmax's exponentials): a rewritten body, and scratch
     // buffers the printer sees as parameters.
@@ -82,7 +90,17 @@ fn kernel(program: &Program, k: &Kernel) -> tile_emit::Printed {
         }
         _ => (k.body.clone(), vec![]),
     };
-    let extended = tile_emit::with_scratch(program, &scratch);
+    let printed = print_kernel(program, k, &body, &scratch);
+    (printed, scratch)
+}
+
+fn print_kernel(
+    program: &Program,
+    k: &Kernel,
+    body: &[tile_ir::Stmt],
+    scratch: &[tile_emit::ScratchRow],
+) -> tile_emit::Printed {
+    let extended = tile_emit::with_scratch(program, scratch);
     let mut p = Printer::new(&dialect::C, &extended);
     let domain: Vec<String> = k
         .domain
@@ -236,4 +254,25 @@ fn list(v: &[String]) -> String {
     } else {
         v.join(", ")
     }
+}
+
+/// Bytes of one thread's scratch buffer for a kernel's rows at `sizes`,
+/// as the kernel computes them (each row rounded up to 64 bytes, plus 64),
+/// in `u128` so no size wraps; `None` when a bound cannot be evaluated.
+pub(crate) fn scratch_bytes(
+    rows: &[tile_emit::ScratchRow],
+    sizes: &tile_ir::Sizes,
+) -> Option<u128> {
+    if rows.is_empty() {
+        return Some(0);
+    }
+    let mut total: u128 = 64;
+    for r in rows {
+        let lo = tile_ir::args::eval_int(&r.lo, sizes)? as i128;
+        let hi = tile_ir::args::eval_int(&r.hi, sizes)? as i128;
+        let size = if r.dtype == tile_ir::DType::F64 { 8 } else { 4 };
+        let bytes = (hi - lo).max(0) as u128 * size;
+        total += bytes.div_ceil(64) * 64;
+    }
+    Some(total)
 }

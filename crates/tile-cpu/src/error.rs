@@ -63,6 +63,17 @@ pub enum CpuError {
         /// The line of the row's first statement.
         line: u32,
     },
+    /// A row kernel's scratch storage would exceed the memory ceiling
+    /// (refused before launch; nothing ran).
+    #[error("line {line}: a row's scratch storage needs {bytes} bytes per thread, above the memory ceiling of {ceiling} bytes (set TILE_MAX_MEMORY to change it); nothing ran")]
+    ScratchTooLarge {
+        /// The line of the row's first statement.
+        line: u32,
+        /// Bytes one thread needs.
+        bytes: u128,
+        /// The ceiling.
+        ceiling: u64,
+    },
     /// A raw argument is unusable (size, alignment, null pointer, repeated).
     #[error("argument `{name}`: {reason}")]
     RawArg {

@@ -22,6 +22,8 @@ struct Loaded {
     /// Parameters passed, in order.
     params: Vec<String>,
     sites: Vec<Site>,
+    /// Scratch rows of a row kernel (each thread allocates them).
+    scratch: Vec<tile_emit::ScratchRow>,
 }
 
 /// An argument in caller-owned memory.
@@ -67,7 +69,7 @@ impl CpuModule {
         threads: usize,
     ) -> Result<CpuModule, CpuError> {
         let mut kernels = Vec::new();
-        for (k, sites) in plan.kernels.iter().zip(emitted.sites) {
+        for ((k, sites), scratch) in plan.kernels.iter().zip(emitted.sites).zip(emitted.scratch) {
             let sym = emit::symbol(k);
             // SAFETY: the symbol is a kernel of our source with this
             // signature.
@@ -84,6 +86,7 @@ impl CpuModule {
                     .map(|p| p.name.clone())
                     .collect(),
                 sites,
+                scratch,
             });
         }
         Ok(CpuModule {
@@ -225,6 +228,21 @@ impl CpuModule {
     ) -> Result<(), CpuError> {
         let program = &self.plan.program;
         tile_plan::check_ranges(program, sizes)?;
+        // Scratch rows are memory Tile allocates: sized on the host, under
+        // the ceiling, before any kernel runs.
+        let ceiling = tile_ir::limits::memory_ceiling();
+        for (k, loaded) in self.plan.kernels.iter().zip(&self.kernels) {
+            let bytes = emit::scratch_bytes(&loaded.scratch, sizes).ok_or_else(|| {
+                CpuError::Unsupported(format!("cannot size the scratch rows of kernel {}", k.name))
+            })?;
+            if bytes > ceiling as u128 || bytes >= 1 << 56 {
+                return Err(CpuError::ScratchTooLarge {
+                    line: k.lines.first().copied().unwrap_or(0),
+                    bytes,
+                    ceiling,
+                });
+            }
+        }
         let symbols: Vec<i64> = program
             .size_symbols()
             .iter()
