@@ -148,11 +148,11 @@ fn print_kernel(
             p.line("if (lo >= hi || dn0 <= 0) return;");
             if !scratch.is_empty() {
                 p.set_line(k.body.first().map_or(0, |s| s.span().line));
-                declare_scratch(&mut p, &extended, &scratch);
+                declare_scratch(&mut p, &extended, scratch);
             }
             p.line("const int64_t rs = dl0 + lo, re = dl0 + hi;");
             p.vector_loops = true;
-            p.loop_level(&row.name, "rs", "re", &body, false);
+            p.loop_level(&row.name, "rs", "re", body, false);
         }
         Mapping::Serial => {
             p.line("if (lo >= hi) return;");
