@@ -32,7 +32,20 @@ fn pair<'a>(s: &'a str, flag: &str) -> Result<(&'a str, &'a str), String> {
         .ok_or_else(|| format!("error: --{flag} expects NAME=VALUE, got `{s}`"))
 }
 
+/// Reads a `.npy` argument: a regular file (not a FIFO or a device that
+/// never ends) no larger than the memory ceiling.
 fn read_array(path: &str) -> Result<Array, String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("{path}: error: cannot read: {e}"))?;
+    if !meta.is_file() {
+        return Err(format!("{path}: error: not a regular file"));
+    }
+    let ceiling = tile_ir::limits::memory_ceiling();
+    if meta.len() > ceiling {
+        return Err(format!(
+            "{path}: error: the file has {} bytes, above the memory ceiling of {ceiling} bytes (--max-memory or TILE_MAX_MEMORY)",
+            meta.len()
+        ));
+    }
     let bytes = std::fs::read(path).map_err(|e| format!("{path}: error: cannot read: {e}"))?;
     tile_ir::npy::read_npy(&bytes).map_err(|e| format!("{path}: error: {e}"))
 }
@@ -52,8 +65,35 @@ pub fn run(a: RunArgs) -> Result<(), String> {
     let explicit = binds(&program, &a.binds)?;
     let mut arrays = load_arguments(&program, &a)?;
     let sizes = solve(&program, &arrays, &explicit)?;
-    tile_plan::check_ranges(&plan.program, &sizes).map_err(|e| located(&file, &e))?;
+    tile_plan::check_ranges(&plan, &sizes).map_err(|e| located(&file, &e))?;
     let boxes = tile_ir::args::boxes(&program, &sizes).map_err(|e| format!("error: {e}"))?;
+    // The outputs made from boxes, each and together, under the ceiling.
+    let ceiling = tile_ir::limits::memory_ceiling();
+    let mut total: u128 = 0;
+    for p in program
+        .params
+        .iter()
+        .filter(|p| !arrays.contains_key(&p.name))
+    {
+        let shape: Vec<usize> = boxes[&p.name]
+            .iter()
+            .map(|(lo, hi)| (hi - lo) as usize)
+            .collect();
+        let (_, bytes) = tile_ir::shape_bytes(p.dtype, &shape)
+            .map_err(|e| format!("error: output `{}`: {e}", p.name))?;
+        if bytes > ceiling {
+            return Err(format!(
+                "error: output `{}` of shape {shape:?} needs {bytes} bytes, above the memory ceiling of {ceiling} bytes (--max-memory or TILE_MAX_MEMORY)",
+                p.name
+            ));
+        }
+        total += bytes as u128;
+    }
+    if total > ceiling as u128 {
+        return Err(format!(
+            "error: the outputs need {total} bytes together, above the memory ceiling of {ceiling} bytes (--max-memory or TILE_MAX_MEMORY)"
+        ));
+    }
     for p in &program.params {
         if !arrays.contains_key(&p.name) {
             // check_ranges proved every extent non-negative and small.
@@ -240,9 +280,11 @@ fn solve(
     tile_ir::args::solve_sizes(program, &shapes, explicit).map_err(|e| format!("error: {e}"))
 }
 
-/// The staging directory beside the output directory: created before any
-/// work (so an unusable output path fails first), filled and renamed into
-/// place only after the run succeeded.
+/// The staging directory: created before any work (so an unusable output
+/// path fails first), filled and renamed into place only after the run
+/// succeeded. It lies inside an existing output directory (the same file
+/// system, and a parent such as `/` need not be writable), else beside the
+/// one to be created; its name is new (created exclusively).
 struct Staging {
     dir: PathBuf,
     stage: PathBuf,
@@ -256,16 +298,29 @@ impl Staging {
                 "{shown}: error: the output directory exists and is not a directory"
             ));
         }
-        let parent = dir
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        let leaf = dir
-            .file_name()
-            .map(|s| s.to_string_lossy().to_string())
-            .unwrap_or_else(|| "out".into());
-        let stage = parent.join(format!(".{leaf}.tile-staging-{}", std::process::id()));
-        std::fs::create_dir_all(&stage)
+        let (base, leaf) = if dir.is_dir() {
+            (dir.to_path_buf(), String::new())
+        } else {
+            let parent = dir
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            std::fs::create_dir_all(parent)
+                .map_err(|e| format!("{shown}: error: cannot create the output directory: {e}"))?;
+            let leaf = dir
+                .file_name()
+                .map(|s| s.to_string_lossy().to_string())
+                .unwrap_or_else(|| "out".into());
+            (parent.to_path_buf(), leaf)
+        };
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let stage = base.join(format!(
+            ".{leaf}.tile-staging-{}-{nanos}",
+            std::process::id()
+        ));
+        std::fs::create_dir(&stage)
             .map_err(|e| format!("{shown}: error: cannot create the output directory: {e}"))?;
         Ok(Staging {
             dir: dir.to_path_buf(),

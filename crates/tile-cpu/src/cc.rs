@@ -4,11 +4,24 @@
 //! The compiler is `CpuOptions::cc`, else `$TILE_CC`, else the first of
 //! `cc`, `gcc`, `clang` that runs. Its identity is its `--version` text
 //! plus the macros it predefines for `-march=native` (so a cache shared
-//! between machines never hands one the other's instruction set). Objects
-//! are cached as `<sha256>.so` under `$TILE_CACHE_DIR`, else
-//! `$XDG_CACHE_HOME/tile`, else `~/.cache/tile`, keyed by the source, the
-//! identity and the flags, and written to a temporary name then renamed,
-//! so concurrent builders never see a partial file.
+//! between machines never hands one the other's instruction set).
+//!
+//! Objects are cached under `$TILE_CACHE_DIR`, else `$XDG_CACHE_HOME/tile`,
+//! else `~/.cache/tile`, keyed by the source, the identity and the flags.
+//! The cache is never trusted:
+//! - an entry `<key>.tso` holds a header (a magic line, the key, the
+//!   length and sha256 of the object) and then the object; a hit reads the
+//!   whole entry (at most 256 MiB) and checks all of it, and a damaged,
+//!   truncated or foreign entry (another key's, a plain `.so`) is removed
+//!   and rebuilt;
+//! - the checked bytes are written to a private file that this process
+//!   alone loads, so a later change to the cache cannot reach a loaded
+//!   module;
+//! - builds happen in a fresh directory only this user can enter (created
+//!   exclusively, mode 0700), and a cache directory another user owns or
+//!   can write is not used at all;
+//! - entries are written to a temporary name, synced, then renamed;
+//!   temporaries a killed process left are removed once an hour old.
 
 use crate::{CpuError, CpuOptions};
 use sha2::{Digest, Sha256};
@@ -173,8 +186,7 @@ pub(crate) fn build(source: &str, opts: &CpuOptions) -> Result<Built, CpuError> 
         )
         .as_bytes(),
     );
-    let work = std::env::temp_dir().join(format!("tile-build-{}", unique_suffix()));
-    std::fs::create_dir_all(&work).map_err(|e| io("cannot create", &work, e))?;
+    let work = private_dir()?;
     let result = build_in(&work, &key, source, &cc, opts);
     if !matches!(result, Err(CpuError::CompileFailed { .. })) {
         // On a compiler failure the directory stays, so the saved source
@@ -192,8 +204,8 @@ fn build_in(
     opts: &CpuOptions,
 ) -> Result<Built, CpuError> {
     let so = work.join(format!("{key}.so"));
-    if opts.cache {
-        let dir = cache_dir(opts);
+    let dir = cache_dir(opts);
+    if opts.cache && trusted(&dir) {
         let entry = dir.join(format!("{key}.tso"));
         if let Some(object) = read_entry(&entry, key) {
             write_private(&so, &object)?;
@@ -207,7 +219,7 @@ fn build_in(
         compile(cc, opts, &src, &so)?;
         let object = std::fs::read(&so).map_err(|e| io("cannot read", &so, e))?;
         // A cache that cannot be written only costs the next run a compile.
-        if std::fs::create_dir_all(&dir).is_ok() {
+        if create_private(&dir).is_ok() {
             remove_stale_temporaries(&dir);
             let _ = write_entry(&entry, key, &object);
         }
@@ -224,6 +236,68 @@ fn build_in(
     }
 }
 
+/// The largest cache entry read (objects are tens of kilobytes).
+const MAX_ENTRY: u64 = 256 << 20;
+
+/// A new directory only this user can enter, under the temporary
+/// directory: created exclusively (never one that already exists, which
+/// another user could have prepared), mode 0700.
+fn private_dir() -> Result<PathBuf, CpuError> {
+    let base = std::env::temp_dir();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    for attempt in 0..16 {
+        let d = base.join(format!(
+            "tile-build-{}-{nanos:x}-{attempt}",
+            unique_suffix()
+        ));
+        match dir_builder().create(&d) {
+            Ok(()) => return Ok(d),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(io("cannot create", &d, e)),
+        }
+    }
+    Err(CpuError::Io(format!(
+        "cannot create a private build directory under {}",
+        base.display()
+    )))
+}
+
+fn dir_builder() -> std::fs::DirBuilder {
+    let mut b = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
+    b
+}
+
+/// Creates the cache directory (mode 0700 for the parts it creates).
+fn create_private(dir: &Path) -> std::io::Result<()> {
+    let mut b = dir_builder();
+    b.recursive(true);
+    b.create(dir)
+}
+
+/// Whether the cache directory may be used: absent (it will be created
+/// private), or owned by this user and writable by no one else. Entries in
+/// a directory others can write could be planted with valid checksums.
+fn trusted(dir: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(m) = std::fs::metadata(dir) else {
+            return true;
+        };
+        let me = std::fs::metadata("/proc/self").map(|p| p.uid()).ok();
+        m.is_dir() && me.map_or(true, |uid| uid == m.uid()) && m.mode() & 0o022 == 0
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        true
+    }
+}
+
 /// The header of an entry for `key` holding `object`.
 fn entry_header(key: &str, object: &[u8]) -> Vec<u8> {
     let mut h = MAGIC.to_vec();
@@ -234,6 +308,10 @@ fn entry_header(key: &str, object: &[u8]) -> Vec<u8> {
 /// The object of a valid entry for `key`; `None` when the entry is
 /// missing, unreadable, truncated, damaged or for another key.
 fn read_entry(path: &Path, key: &str) -> Option<Vec<u8>> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if !meta.is_file() || meta.len() > MAX_ENTRY {
+        return None;
+    }
     let bytes = std::fs::read(path).ok()?;
     let rest = bytes.strip_prefix(MAGIC)?;
     let mut lines = rest.splitn(4, |&b| b == b'\n');

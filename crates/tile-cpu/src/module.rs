@@ -227,7 +227,7 @@ impl CpuModule {
         ptrs: &BTreeMap<String, *mut u8>,
     ) -> Result<(), CpuError> {
         let program = &self.plan.program;
-        tile_plan::check_ranges(program, sizes)?;
+        tile_plan::check_ranges(&self.plan, sizes)?;
         // Scratch rows are memory Tile allocates: sized on the host, under
         // the ceiling, before any kernel runs.
         let ceiling = tile_ir::limits::memory_ceiling();

@@ -121,3 +121,18 @@ fn stale_temporaries_are_removed_and_fresh_ones_kept() {
         "a recent temporary may belong to a running build"
     );
 }
+
+#[test]
+fn a_cache_others_can_write_is_not_used() {
+    use std::os::unix::fs::PermissionsExt;
+    let cache = dir("shared");
+    std::fs::set_permissions(&cache, std::fs::Permissions::from_mode(0o777)).unwrap();
+    assert_eq!(run(&module(ADD, &cache)), [2.0, 3.0, 4.0]);
+    assert!(
+        entries(&cache).is_empty(),
+        "nothing is read from or written to it"
+    );
+    std::fs::set_permissions(&cache, std::fs::Permissions::from_mode(0o700)).unwrap();
+    run(&module(ADD, &cache));
+    assert_eq!(entries(&cache).len(), 1);
+}

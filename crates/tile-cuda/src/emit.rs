@@ -319,18 +319,21 @@ fn contiguous(program: &Program, k: &Kernel, buf: &str, idx: &[Expr]) -> Option<
         return None;
     }
     let (last, rest) = idx.split_last()?;
-    let mut free = Vec::new();
+    let symbols = program.size_symbols();
+    // Outer indices are printed as affine code over the other domain
+    // variables and sizes (`index_code`): anything else (a load, a
+    // product, a division) keeps the scalar entry point.
+    let outer_ok =
+        |n: &String| *n != *jv && (symbols.contains(n) || k.domain.iter().any(|v| v.name == *n));
     for e in rest {
-        e.free_vars(&mut free);
-    }
-    if free.contains(jv) {
-        return None;
+        if !Affine::of(e).is_some_and(|a| a.terms.keys().all(outer_ok)) {
+            return None;
+        }
     }
     let a = Affine::of(last)?;
     if a.coeff(jv) != 1 {
         return None;
     }
-    let symbols = program.size_symbols();
     if a.terms.keys().any(|n| n != jv && !symbols.contains(n)) {
         return None;
     }
@@ -402,7 +405,8 @@ fn vec4_plan(program: &Program, k: &Kernel) -> Option<Vec4Plan> {
     Some(Vec4Plan { conditions, sites })
 }
 
-/// C code of an index expression (affine in loop variables and sizes).
+/// C code of an index expression, affine in loop variables and sizes
+/// (`contiguous` admits no other).
 fn index_code(e: &Expr) -> String {
     match Affine::of(e) {
         Some(a) => {

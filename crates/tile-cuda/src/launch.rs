@@ -111,7 +111,11 @@ pub struct CudaModule {
     rows_limit: u32,
     opts: CudaOptions,
     nvrtc_version: String,
+    /// Distinguishes modules, so a `Bound` is used only with its own.
+    id: u64,
 }
+
+static MODULES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 // SAFETY: function handles are plain driver handles, valid in the context
 // that every use makes current first.
@@ -221,6 +225,7 @@ pub fn compile(plan: &Plan, opts: &CudaOptions) -> Result<CudaModule, CudaError>
         rows_limit,
         opts: opts.clone(),
         nvrtc_version: nv.version(),
+        id: MODULES.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
     })
 }
 
@@ -232,6 +237,8 @@ fn staging_limit(gpu: &Gpu) -> u32 {
 
 /// Arguments uploaded to the device, ready for repeated launches.
 pub struct Bound {
+    /// The module that bound it (its proof and buffers are that program's).
+    module: u64,
     sizes: Sizes,
     buffers: BTreeMap<String, DeviceBuffer>,
     err: DeviceBuffer,
@@ -272,7 +279,7 @@ impl CudaModule {
         explicit: &Sizes,
     ) -> Result<Bound, CudaError> {
         let sizes = tile_ir::args::bind_arrays(&self.plan.program, arrays, explicit)?;
-        tile_plan::check_ranges(&self.plan.program, &sizes)?;
+        tile_plan::check_ranges(&self.plan, &sizes)?;
         let mut buffers = BTreeMap::new();
         for p in &self.plan.program.params {
             let a = &arrays[&p.name];
@@ -283,14 +290,34 @@ impl CudaModule {
         let err = self.gpu.alloc(4)?;
         err.fill_u32(0)?;
         Ok(Bound {
+            module: self.id,
             sizes,
             buffers,
             err,
         })
     }
 
+    /// Refuses a `Bound` made by another module.
+    fn own(&self, b: &Bound) -> Result<(), CudaError> {
+        if b.module == self.id {
+            Ok(())
+        } else {
+            Err(CudaError::Unsupported(
+                "these arguments were bound by another module".to_string(),
+            ))
+        }
+    }
+
+    /// The device buffer of parameter `name` in `b`.
+    fn buffer<'b>(&self, b: &'b Bound, name: &str) -> Result<&'b DeviceBuffer, CudaError> {
+        b.buffers
+            .get(name)
+            .ok_or_else(|| CudaError::Args(tile_ir::ArgError::Missing(name.to_string())))
+    }
+
     /// Launches every kernel on the stream, in plan order (asynchronous).
     pub fn launch(&self, b: &Bound) -> Result<(), CudaError> {
+        self.own(b)?;
         let program = &self.plan.program;
         let symbols = program.size_symbols();
         if symbols.len() > 16 {
@@ -301,7 +328,10 @@ impl CudaModule {
         }
         let mut s = [0i64; 16];
         for (i, sym) in symbols.iter().enumerate() {
-            s[i] = b.sizes[sym];
+            s[i] = *b
+                .sizes
+                .get(sym)
+                .ok_or_else(|| CudaError::Args(tile_ir::ArgError::Unbound(sym.clone())))?;
         }
         for (n, k) in self.plan.kernels.iter().enumerate() {
             let params = k.params(program);
@@ -314,7 +344,7 @@ impl CudaModule {
             }
             let mut a = [0u64; 32];
             for (i, p) in params.iter().enumerate() {
-                a[i] = b.buffers[&p.name].ptr;
+                a[i] = self.buffer(b, &p.name)?.ptr;
             }
             let args = TileArgs {
                 lo: 0,
@@ -432,6 +462,7 @@ impl CudaModule {
 
     /// Waits for the launches and reports a failed bounds check.
     pub fn finish(&self, b: &Bound) -> Result<(), CudaError> {
+        self.own(b)?;
         self.gpu.sync()?;
         let mut word = [0u8; 4];
         b.err.download(&mut word)?;
@@ -486,6 +517,7 @@ impl CudaModule {
         b: &Bound,
         arrays: &mut BTreeMap<String, Array>,
     ) -> Result<(), CudaError> {
+        self.own(b)?;
         for p in self
             .plan
             .program
@@ -495,9 +527,16 @@ impl CudaModule {
         {
             if let Some(a) = arrays.get_mut(&p.name) {
                 let n = a.as_bytes().len();
+                let buffer = self.buffer(b, &p.name)?;
+                if n != buffer.bytes {
+                    return Err(CudaError::Unsupported(format!(
+                        "`{}` has {n} bytes, but its device buffer {}",
+                        p.name, buffer.bytes
+                    )));
+                }
                 // SAFETY: the array owns `n` bytes of plain old data.
                 let bytes = unsafe { std::slice::from_raw_parts_mut(a.as_mut_ptr(), n) };
-                b.buffers[&p.name].download(bytes)?;
+                buffer.download(bytes)?;
             }
         }
         Ok(())

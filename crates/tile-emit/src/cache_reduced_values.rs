@@ -56,9 +56,15 @@ pub fn cache_reduced_values(
         };
         let mut allowed: Vec<String> = symbols.clone();
         allowed.push(row.to_string());
+        // Types of the names a body may read: sizes and loop variables are
+        // integers, earlier bindings have their values' types.
+        let mut types: std::collections::HashMap<String, DType> =
+            allowed.iter().map(|n| (n.clone(), DType::I32)).collect();
         for s in &out[..a] {
-            if let Stmt::Let { name, .. } = s {
+            if let Stmt::Let { name, value, .. } = s {
                 allowed.push(name.clone());
+                let t = tile_ir::infer_type(value, &|n| types.get(n).copied(), program);
+                types.insert(name.clone(), t);
             }
         }
         let span = *span;
@@ -73,7 +79,17 @@ pub fn cache_reduced_values(
             else {
                 return;
             };
-            if !cacheable(body, program, float, written)
+            let var_type = |n: &str| {
+                if n == var.as_str() {
+                    Some(DType::I32)
+                } else {
+                    types.get(n).copied()
+                }
+            };
+            // Scratch rows hold floats: an integer body (`i32(x) / 3`)
+            // would be rounded.
+            if tile_ir::infer_type(body, &var_type, program) != float
+                || !cacheable(body, program, float, written)
                 || !only_names(lo, &symbols)
                 || !only_names(hi, &symbols)
             {
@@ -327,6 +343,19 @@ mod tests {
         assert!(t.contains("__scr0[j] = exp(x[i, j] - m)"), "{t}");
         assert!(t.contains("z = sum(j in 0..N: __scr0[j])"), "{t}");
         assert!(t.contains("y[i, j] = __scr0[j] / z"), "{t}");
+    }
+
+    #[test]
+    fn integer_bodies_are_not_cached_in_float_rows() {
+        let (_, scratch) = rewrite(
+            "program p(x: in f32[M, N], y: out f32[M, N]) {
+              for i in 0..M {
+                s = sum(j in 0..N: i32(x[i, j]) / 3)
+                for j in 0..N { y[i, j] = f32(i32(x[i, j]) / 3) + f32(s) }
+              }
+            }",
+        );
+        assert!(scratch.is_empty());
     }
 
     #[test]

@@ -104,7 +104,7 @@ pub fn run(case: &Case, sanitize: bool) -> Outcome {
     let Ok(sizes) = tile_ir::args::solve_sizes(&program, &shapes, &explicit) else {
         return Outcome::Refused;
     };
-    if tile_plan::check_ranges(&plan.program, &sizes).is_err() {
+    if tile_plan::check_ranges(&plan, &sizes).is_err() {
         return Outcome::Refused;
     }
     let Ok(boxes) = tile_ir::args::boxes(&program, &sizes) else {

@@ -74,7 +74,19 @@ fn check_shape(program: &Program) -> Vec<Diagnostic> {
     let mut diags = Vec::new();
     let reserved = |name: &str| name.starts_with(crate::names::RESERVED_PREFIX);
     let name_check = |name: &str, span: Span, diags: &mut Vec<Diagnostic>| {
-        if reserved(name) {
+        // Names reach generated C and CUDA (as parts of identifiers and in
+        // comments): only identifiers may pass, whatever built the program.
+        let mut chars = name.chars();
+        let ident = chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !ident {
+            diags.push(Diagnostic::new(
+                span,
+                format!("{name:?} is not a name: names are ASCII letters, digits and `_`, not starting with a digit"),
+            ));
+        } else if reserved(name) {
             diags.push(Diagnostic::new(
                 span,
                 format!(
@@ -118,7 +130,10 @@ fn check_shape(program: &Program) -> Vec<Diagnostic> {
                 name_check(name, span, &mut diags);
                 exprs.push((value, depth));
             }
-            Stmt::Store { idx, value, .. } => {
+            Stmt::Store {
+                buf, idx, value, ..
+            } => {
+                name_check(buf, span, &mut diags);
                 exprs.extend(idx.iter().map(|e| (e, depth)));
                 exprs.push((value, depth));
             }
@@ -146,8 +161,10 @@ fn check_shape(program: &Program) -> Vec<Diagnostic> {
                 ));
                 return diags;
             }
-            if let Expr::Reduce { var, .. } = e {
-                name_check(var, span, &mut diags);
+            match e {
+                Expr::Reduce { var, .. } => name_check(var, span, &mut diags),
+                Expr::Var(n) | Expr::Load { buf: n, .. } => name_check(n, span, &mut diags),
+                _ => {}
             }
             exprs.extend(e.children().into_iter().map(|c| (c, d + 1)));
         }

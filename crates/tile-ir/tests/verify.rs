@@ -187,3 +187,20 @@ fn binds_sizes_from_shapes_and_checks_arguments() {
     missing.remove("y");
     assert!(err(missing).contains("missing argument for parameter `y`"));
 }
+
+#[test]
+fn names_built_in_rust_must_be_identifiers() {
+    use tile_ir::builder::*;
+    use tile_ir::{DType, Role};
+    for bad in ["a */ int x; /*", "1x", "", "é"] {
+        let mut b = ProgramBuilder::new("p");
+        let x = b.param("x", Role::In, DType::F32, &["N"]);
+        let y = b.param("y", Role::Out, DType::F32, &["N"]);
+        b.for_each(&[("i", "N")], |body| {
+            let s = body.bind(bad, x.at(&[v("i")]));
+            body.store(&y, &[v("i")], s);
+        });
+        let e = tile_ir::verify(&b.finish()).unwrap_err();
+        assert!(e.to_string().contains("is not a name"), "{bad:?}: {e}");
+    }
+}

@@ -29,8 +29,9 @@
 //! is not a range question: kernels check divisors where they divide.
 
 use crate::affine::Affine;
+use crate::Plan;
 use std::collections::BTreeMap;
-use tile_ir::{BinOp, DType, Expr, Func, Program, ReduceOp, Sizes, Span, Stmt, UnOp};
+use tile_ir::{BinOp, DType, Expr, Func, ReduceOp, Sizes, Span, Stmt, UnOp};
 
 /// Magnitude that no size, bound, index or computed integer may reach.
 pub const INDEX_LIMIT: i128 = 1 << 62;
@@ -101,9 +102,12 @@ const I32: Iv = Iv {
     hi: i32::MAX as i128,
 };
 
-/// Proves that every integer `program` computes at `sizes` stays below
-/// [`INDEX_LIMIT`] in magnitude (see the module documentation).
-pub fn check_ranges(program: &Program, sizes: &Sizes) -> Result<(), RangeError> {
+/// Proves that every integer `plan`'s kernels compute at `sizes` stays
+/// below [`INDEX_LIMIT`] in magnitude (see the module documentation). The
+/// kernels' own domains and bodies are walked (what the back ends print),
+/// and every kernel's work items are counted before any launch.
+pub fn check_ranges(plan: &Plan, sizes: &Sizes) -> Result<(), RangeError> {
+    let program = &plan.program;
     let mut c = Checker {
         program,
         boxes: BTreeMap::new(),
@@ -164,11 +168,22 @@ pub fn check_ranges(program: &Program, sizes: &Sizes) -> Result<(), RangeError> 
         }
         c.boxes.insert(p.name.clone(), dims);
     }
-    c.stmts(&program.body)
+    for k in &plan.kernels {
+        k.work_items(sizes)?;
+        let span = Span::new(k.lines.first().copied().unwrap_or(0), 1);
+        let depth = c.env.len();
+        for v in &k.domain {
+            let (iv, _) = c.range(&v.lo, &v.hi, span, &v.name)?;
+            c.env.push((v.name.clone(), Some(iv)));
+        }
+        c.stmts(&k.body)?;
+        c.env.truncate(depth);
+    }
+    Ok(())
 }
 
 struct Checker<'p> {
-    program: &'p Program,
+    program: &'p tile_ir::Program,
     boxes: BTreeMap<String, Vec<(i128, i128)>>,
     /// Visible names, innermost last: an interval for integers, `None` for
     /// floats and booleans.
@@ -199,7 +214,7 @@ impl Checker<'_> {
                 let depth = self.env.len();
                 let mut work: i128 = 1;
                 for v in vars {
-                    let iv = self.range(&v.lo, &v.hi, *span, &v.name)?;
+                    let (iv, _) = self.range(&v.lo, &v.hi, *span, &v.name)?;
                     work = work.saturating_mul(iv.hi - iv.lo + 1);
                     if work >= INDEX_LIMIT {
                         return Err(RangeError {
@@ -241,20 +256,34 @@ impl Checker<'_> {
     }
 
     /// The interval of a variable over `lo..hi`: `[min lo, max hi - 1]`
-    /// (a single point when the range is always empty).
-    fn range(&mut self, lo: &Expr, hi: &Expr, span: Span, var: &str) -> Result<Iv, RangeError> {
+    /// (a single point when the range is always empty), and whether the
+    /// range may be empty. Bounds must stay below the limit too: a loop
+    /// steps its variable (by a vector's width) up to its upper bound.
+    fn range(
+        &mut self,
+        lo: &Expr,
+        hi: &Expr,
+        span: Span,
+        var: &str,
+    ) -> Result<(Iv, bool), RangeError> {
         let (l, h) = (self.int(lo, span)?, self.int(hi, span)?);
         let iv = Iv {
             lo: l.lo,
             hi: (h.hi - 1).max(l.lo),
         };
+        if l.magnitude() >= INDEX_LIMIT || h.magnitude() >= INDEX_LIMIT {
+            return Err(RangeError {
+                span,
+                message: format!("a bound of `{var}` ({lo}..{hi}) may reach 2^62"),
+            });
+        }
         if iv.hi - iv.lo >= INDEX_LIMIT {
             return Err(RangeError {
                 span,
                 message: format!("the range of `{var}` ({lo}..{hi}) may span 2^62 values or more"),
             });
         }
-        Ok(iv)
+        Ok((iv, l.hi >= h.lo))
     }
 
     /// An integer expression's interval (loop bounds, indices).
@@ -360,7 +389,7 @@ impl Checker<'_> {
                 hi,
                 body,
             } => {
-                let r = self.range(lo, hi, span, var)?;
+                let (r, may_be_empty) = self.range(lo, hi, span, var)?;
                 self.env.push((var.clone(), Some(r)));
                 let b = self.expr(body, span);
                 self.env.pop();
@@ -369,6 +398,14 @@ impl Checker<'_> {
                     (ReduceOp::Sum, Some(b)) => {
                         let n = r.hi - r.lo + 1;
                         Some(Iv::of(b.lo * n, b.hi * n, b.lo.min(0), b.hi.max(0)))
+                    }
+                    // An empty integer max or min is the kernels' starting
+                    // value, the far end of the 64-bit range.
+                    (ReduceOp::Max, Some(b)) if may_be_empty => {
+                        Some(b.union(Iv::point(i64::MIN as i128)))
+                    }
+                    (ReduceOp::Min, Some(b)) if may_be_empty => {
+                        Some(b.union(Iv::point(i64::MAX as i128)))
                     }
                     (_, b) => b,
                 }
@@ -435,8 +472,9 @@ mod tests {
 
     fn check(text: &str, sizes: &[(&str, i64)]) -> Result<(), RangeError> {
         let p = tile_ir::parse_program(text).unwrap();
+        let plan = crate::compile(&p, &crate::Options::default()).unwrap();
         let s: Sizes = sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect();
-        check_ranges(&p, &s)
+        check_ranges(&plan, &s)
     }
 
     #[test]
@@ -478,5 +516,23 @@ mod tests {
         let t = "program p(ix: in i32[N], x: in f32[N], y: out f32[N]) {
           for i in 0..N { y[i] = x[ix[i] / (i - i)] } }";
         check(t, &[("N", 7)]).unwrap();
+    }
+
+    #[test]
+    fn empty_integer_max_and_huge_bounds_are_refused() {
+        // The kernels start an integer max at i64::MIN: an empty one is
+        // that value, and `m - d` below would wrap.
+        let t = "program p(x: in f32[N], y: out f32[N]) {
+          for i in 0..N { m = max(j in i..i: j); y[i] = x[m - 5] } }";
+        let e = check(t, &[("N", 4)]).unwrap_err();
+        assert!(e.to_string().contains("-9223372036854775808"), "{e}");
+        let t = "program p(x: in f32[N], y: out f32[N]) {
+          for i in 0..N { m = max(j in 0..N: j); y[i] = x[m - i] } }";
+        check(t, &[("N", 4)]).unwrap();
+        // A loop stepping up to a bound near i64::MAX would wrap.
+        let t = "program p(y: out f32[N]) {
+          for i in 0..N { y[i] = sum(j in 9223372036854775800..9223372036854775807: 1.0) } }";
+        let e = check(t, &[("N", 4)]).unwrap_err();
+        assert!(e.to_string().contains("a bound of `j`"), "{e}");
     }
 }

@@ -319,8 +319,10 @@ fn rename_into(
         .collect();
     for n in &clashing {
         let mut k = 1;
+        // A generated name (`__t_1` for `t`): no user name, size symbol
+        // included, can be captured.
         let fresh = loop {
-            let f = format!("{n}_{k}");
+            let f = tile_ir::names::generated(&format!("{n}_"), k);
             if !taken.contains(&f) && !b_names.contains(&f) {
                 break f;
             }

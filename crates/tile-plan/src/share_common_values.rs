@@ -29,6 +29,16 @@ pub fn share_common_values(program: &mut Program) {
         Stmt::For { vars, .. } => names.extend(vars.iter().map(|v| v.name.clone())),
         Stmt::If { .. } => {}
     });
+    // Reduction variables too: a fresh name must not be captured by one.
+    for s in &program.body {
+        s.walk_exprs(&mut |e| {
+            e.walk(&mut |x| {
+                if let Expr::Reduce { var, .. } = x {
+                    names.insert(var.clone());
+                }
+            })
+        });
+    }
     names.extend(program.size_symbols());
     names.extend(program.params.iter().map(|p| p.name.clone()));
     let mut cx = Sharer {
