@@ -162,15 +162,9 @@ pub fn run(a: RunArgs) -> Result<(), String> {
     stage.commit(&outputs)
 }
 
+/// A refused launch, located like any other diagnostic.
 fn located(file: &str, e: &tile_plan::RangeError) -> String {
-    if e.span.is_known() {
-        format!(
-            "{file}:{}:{}: error: {}",
-            e.span.line, e.span.col, e.message
-        )
-    } else {
-        format!("{file}: error: {}", e.message)
-    }
+    load::located(file, &[tile_ir::Diagnostic::new(e.span, e.message.clone())])
 }
 
 /// `--bind NAME=VALUE` values, each naming a size symbol.
