@@ -18,19 +18,21 @@ pub fn set_memory_ceiling(bytes: u64) {
     CEILING.store(bytes, Ordering::Relaxed);
 }
 
-/// The ceiling in bytes (`u64::MAX` when none applies).
+/// The ceiling in bytes (`u64::MAX` when none applies). The environment
+/// and `/proc/meminfo` are read once per process.
 pub fn memory_ceiling() -> u64 {
     let set = CEILING.load(Ordering::Relaxed);
     if set != 0 {
         return set;
     }
-    if let Some(v) = std::env::var("TILE_MAX_MEMORY")
-        .ok()
-        .and_then(|v| parse_bytes(&v))
-    {
-        return v;
-    }
-    physical_memory().unwrap_or(u64::MAX)
+    static DEFAULT: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *DEFAULT.get_or_init(|| {
+        std::env::var("TILE_MAX_MEMORY")
+            .ok()
+            .and_then(|v| parse_bytes(&v))
+            .or_else(physical_memory)
+            .unwrap_or(u64::MAX)
+    })
 }
 
 /// Parses `123`, `64K`, `512M`, `16G`, `1T` (powers of 1024; a trailing
