@@ -145,7 +145,7 @@ pub fn run(a: RunArgs) -> Result<(), String> {
             }),
     };
     if let Err(e) = ran {
-        stage.discard();
+        drop(stage); // removes the staging directory
         return Err(format!("{e}\nno output files were written"));
     }
     let outputs: Vec<(String, Vec<u8>)> = program
@@ -322,10 +322,6 @@ impl Staging {
         })
     }
 
-    fn discard(self) {
-        let _ = std::fs::remove_dir_all(&self.stage);
-    }
-
     /// Writes every file or none: into the staging directory, then renamed
     /// into place.
     fn commit(self, files: &[(String, Vec<u8>)]) -> Result<(), String> {
@@ -344,9 +340,17 @@ impl Staging {
             }
             std::fs::remove_dir(stage)
         })();
-        if result.is_err() {
-            let _ = std::fs::remove_dir_all(stage);
-        }
         result.map_err(fail)
+    }
+}
+
+/// Whatever happens (an error, a panic), the staging directory does not
+/// outlive the run: after a commit it no longer exists (renamed into
+/// place, or emptied and removed), otherwise it is removed here.
+impl Drop for Staging {
+    fn drop(&mut self) {
+        if self.stage.exists() {
+            let _ = std::fs::remove_dir_all(&self.stage);
+        }
     }
 }
