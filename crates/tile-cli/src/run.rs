@@ -67,9 +67,11 @@ pub fn run(a: RunArgs) -> Result<(), String> {
     let sizes = solve(&program, &arrays, &explicit)?;
     tile_plan::check_ranges(&plan, &sizes).map_err(|e| located(&file, &e))?;
     let boxes = tile_ir::args::boxes(&program, &sizes).map_err(|e| format!("error: {e}"))?;
-    // The outputs made from boxes, each and together, under the ceiling.
+    // Outputs without initial content are made from their boxes
+    // (check_ranges proved every extent non-negative and small): each and
+    // together under the memory ceiling, checked before any is allocated.
     let ceiling = tile_ir::limits::memory_ceiling();
-    let mut total: u128 = 0;
+    let mut made = Vec::new();
     for p in program
         .params
         .iter()
@@ -81,30 +83,24 @@ pub fn run(a: RunArgs) -> Result<(), String> {
             .collect();
         let (_, bytes) = tile_ir::shape_bytes(p.dtype, &shape)
             .map_err(|e| format!("error: output `{}`: {e}", p.name))?;
-        if bytes > ceiling {
-            return Err(format!(
-                "error: output `{}` of shape {shape:?} needs {bytes} bytes, above the memory ceiling of {ceiling} bytes (--max-memory or TILE_MAX_MEMORY)",
-                p.name
-            ));
-        }
-        total += bytes as u128;
+        made.push((p, shape, bytes));
     }
-    if total > ceiling as u128 {
-        return Err(format!(
-            "error: the outputs need {total} bytes together, above the memory ceiling of {ceiling} bytes (--max-memory or TILE_MAX_MEMORY)"
-        ));
+    let total: u128 = made.iter().map(|(_, _, b)| *b as u128).sum();
+    if let Some((p, shape, bytes)) = made
+        .iter()
+        .max_by_key(|(_, _, b)| *b)
+        .filter(|_| total > ceiling as u128)
+    {
+        return Err(if *bytes > ceiling {
+            format!("error: output `{}` of shape {shape:?} needs {bytes} bytes, above the memory ceiling of {ceiling} bytes (--max-memory or TILE_MAX_MEMORY)", p.name)
+        } else {
+            format!("error: the outputs need {total} bytes together, above the memory ceiling of {ceiling} bytes (--max-memory or TILE_MAX_MEMORY)")
+        });
     }
-    for p in &program.params {
-        if !arrays.contains_key(&p.name) {
-            // check_ranges proved every extent non-negative and small.
-            let shape: Vec<usize> = boxes[&p.name]
-                .iter()
-                .map(|(lo, hi)| (hi - lo) as usize)
-                .collect();
-            let zeros = Array::try_zeros(p.dtype, &shape)
-                .map_err(|e| format!("error: output `{}`: {e}", p.name))?;
-            arrays.insert(p.name.clone(), zeros);
-        }
+    for (p, shape, _) in made {
+        let zeros = Array::try_zeros(p.dtype, &shape)
+            .map_err(|e| format!("error: output `{}`: {e}", p.name))?;
+        arrays.insert(p.name.clone(), zeros);
     }
     tile_ir::args::bind_arrays(&program, &arrays, &explicit).map_err(|e| format!("error: {e}"))?;
     let stage = Staging::create(&a.out_dir)?;

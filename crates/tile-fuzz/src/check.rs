@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use tile_ir::{Array, ArrayData, DType, Program, Role, Sizes};
 
 /// How a case ended.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Outcome {
     /// Parser or verifier refused the program (a generator's slip).
     Invalid,

@@ -41,6 +41,7 @@ pub mod npy;
 mod parse;
 mod print;
 mod program;
+pub mod scope;
 mod span;
 mod types;
 mod verify;

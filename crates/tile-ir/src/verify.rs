@@ -56,7 +56,7 @@ pub fn verify(program: &Program) -> Result<(), VerifyError> {
     let mut v = Verifier {
         program,
         diags: Vec::new(),
-        scope: Scope::default(),
+        scope: crate::scope::Scope::default(),
     };
     v.run();
     if v.diags.is_empty() {
@@ -256,43 +256,7 @@ struct Verifier<'a> {
     program: &'a Program,
     diags: Vec<Diagnostic>,
     /// Visible value names, innermost last.
-    scope: Scope,
-}
-
-/// Visible names: the order they were bound in (to end scopes) and each
-/// name's kinds, innermost last, so a look-up costs one hash.
-#[derive(Default)]
-struct Scope {
-    order: Vec<String>,
-    kinds: std::collections::HashMap<String, Vec<Kind>>,
-}
-
-impl Scope {
-    fn push(&mut self, (name, kind): (String, Kind)) {
-        self.kinds.entry(name.clone()).or_default().push(kind);
-        self.order.push(name);
-    }
-
-    fn len(&self) -> usize {
-        self.order.len()
-    }
-
-    fn truncate(&mut self, len: usize) {
-        while self.order.len() > len {
-            if let Some(n) = self.order.pop() {
-                if let Some(k) = self.kinds.get_mut(&n) {
-                    k.pop();
-                    if k.is_empty() {
-                        self.kinds.remove(&n);
-                    }
-                }
-            }
-        }
-    }
-
-    fn get(&self, n: &str) -> Option<Kind> {
-        self.kinds.get(n).and_then(|k| k.last()).copied()
-    }
+    scope: crate::scope::Scope<Kind>,
 }
 
 impl Verifier<'_> {
@@ -326,7 +290,7 @@ impl Verifier<'_> {
                     format!("size symbol `{s}` has the name of a parameter"),
                 );
             }
-            self.scope.push((s, Kind::Size));
+            self.scope.push(s, Kind::Size);
         }
         for q in &p.params {
             for d in &q.dims {
@@ -382,7 +346,7 @@ impl Verifier<'_> {
                 format!("{what} `{name}` rebinds {prior} of the same name"),
             );
         }
-        self.scope.push((name.to_string(), kind));
+        self.scope.push(name.to_string(), kind);
     }
 
     fn stmt(&mut self, s: &Stmt) {

@@ -31,6 +31,7 @@
 use crate::affine::Affine;
 use crate::Plan;
 use std::collections::BTreeMap;
+use tile_ir::scope::Scope;
 use tile_ir::{BinOp, DType, Expr, Func, ReduceOp, Sizes, Span, Stmt, UnOp};
 
 /// Magnitude that no size, bound, index or computed integer may reach.
@@ -108,10 +109,14 @@ const I32: Iv = Iv {
 /// and every kernel's work items are counted before any launch.
 pub fn check_ranges(plan: &Plan, sizes: &Sizes) -> Result<(), RangeError> {
     let program = &plan.program;
+    let boxes = tile_ir::args::boxes(program, sizes).map_err(|e| RangeError {
+        span: program.span,
+        message: format!("{e} (integer overflow or division by zero)"),
+    })?;
     let mut c = Checker {
         program,
-        boxes: BTreeMap::new(),
-        env: Vec::new(),
+        boxes,
+        env: Scope::default(),
     };
     for (name, &v) in sizes {
         if (v as i128).abs() >= INDEX_LIMIT {
@@ -122,25 +127,11 @@ pub fn check_ranges(plan: &Plan, sizes: &Sizes) -> Result<(), RangeError> {
                 ),
             });
         }
-        c.env.push((name.clone(), Some(Iv::point(v as i128))));
+        c.env.push(name.clone(), Some(Iv::point(v as i128)));
     }
     for p in &program.params {
-        let mut dims = Vec::new();
         let mut numel: i128 = 1;
-        for d in &p.dims {
-            let (lo, hi) = (
-                tile_ir::args::eval_int(&d.lo, sizes),
-                tile_ir::args::eval_int(&d.hi, sizes),
-            );
-            let (Some(lo), Some(hi)) = (lo, hi) else {
-                return Err(RangeError {
-                    span: p.span,
-                    message: format!(
-                        "cannot evaluate the box of `{}` (integer overflow or division by zero)",
-                        p.name
-                    ),
-                });
-            };
+        for &(lo, hi) in &c.boxes[&p.name] {
             let (lo, hi) = (lo as i128, hi as i128);
             if lo.abs() >= INDEX_LIMIT || hi.abs() >= INDEX_LIMIT || hi - lo >= INDEX_LIMIT {
                 return Err(RangeError {
@@ -158,7 +149,6 @@ pub fn check_ranges(plan: &Plan, sizes: &Sizes) -> Result<(), RangeError> {
                 });
             }
             numel = numel.saturating_mul(hi - lo);
-            dims.push((lo, hi));
         }
         if numel >= INDEX_LIMIT {
             return Err(RangeError {
@@ -166,7 +156,6 @@ pub fn check_ranges(plan: &Plan, sizes: &Sizes) -> Result<(), RangeError> {
                 message: format!("the box of `{}` holds 2^62 elements or more", p.name),
             });
         }
-        c.boxes.insert(p.name.clone(), dims);
     }
     for k in &plan.kernels {
         k.work_items(sizes)?;
@@ -174,7 +163,7 @@ pub fn check_ranges(plan: &Plan, sizes: &Sizes) -> Result<(), RangeError> {
         let depth = c.env.len();
         for v in &k.domain {
             let (iv, _) = c.range(&v.lo, &v.hi, span, &v.name)?;
-            c.env.push((v.name.clone(), Some(iv)));
+            c.env.push(v.name.clone(), Some(iv));
         }
         c.stmts(&k.body)?;
         c.env.truncate(depth);
@@ -184,19 +173,16 @@ pub fn check_ranges(plan: &Plan, sizes: &Sizes) -> Result<(), RangeError> {
 
 struct Checker<'p> {
     program: &'p tile_ir::Program,
-    boxes: BTreeMap<String, Vec<(i128, i128)>>,
-    /// Visible names, innermost last: an interval for integers, `None` for
-    /// floats and booleans.
-    env: Vec<(String, Option<Iv>)>,
+    /// Every parameter's box at these sizes (for messages).
+    boxes: BTreeMap<String, Vec<(i64, i64)>>,
+    /// Visible names: an interval for integers, `None` for floats and
+    /// booleans.
+    env: Scope<Option<Iv>>,
 }
 
 impl Checker<'_> {
     fn lookup(&self, name: &str) -> Option<Iv> {
-        self.env
-            .iter()
-            .rev()
-            .find(|(n, _)| n == name)
-            .and_then(|(_, v)| *v)
+        self.env.get(name).flatten()
     }
 
     fn stmts(&mut self, body: &[Stmt]) -> Result<(), RangeError> {
@@ -222,7 +208,7 @@ impl Checker<'_> {
                             message: "the nest's domain may hold 2^62 points or more".to_string(),
                         });
                     }
-                    self.env.push((v.name.clone(), Some(iv)));
+                    self.env.push(v.name.clone(), Some(iv));
                 }
                 self.stmts(body)?;
                 self.env.truncate(depth);
@@ -230,7 +216,7 @@ impl Checker<'_> {
             }
             Stmt::Let { name, value, span } => {
                 let v = self.expr(value, *span)?;
-                self.env.push((name.clone(), v));
+                self.env.push(name.clone(), v);
                 Ok(())
             }
             Stmt::Store {
@@ -390,9 +376,10 @@ impl Checker<'_> {
                 body,
             } => {
                 let (r, may_be_empty) = self.range(lo, hi, span, var)?;
-                self.env.push((var.clone(), Some(r)));
+                let depth = self.env.len();
+                self.env.push(var.clone(), Some(r));
                 let b = self.expr(body, span);
-                self.env.pop();
+                self.env.truncate(depth);
                 let b = b?;
                 match (op, b) {
                     (ReduceOp::Sum, Some(b)) => {

@@ -267,7 +267,7 @@ impl Sharer {
             let key = &chosen[b];
             let mut value = seen_expr(key);
             for c in value.children_mut() {
-                replace_visible(c, visible);
+                reuse_expr(c, visible);
             }
             out.push(Stmt::Let {
                 name: names[key].clone(),
@@ -289,7 +289,7 @@ impl Sharer {
                     &mut out,
                 );
             }
-            replace_visible_stmt(&mut s, &visible);
+            reuse_stmt(&mut s, &visible);
             out.push(s);
         }
         out
@@ -379,60 +379,12 @@ fn top_level_chosen(
     }
 }
 
-/// Replaces, top-down, every sub-expression of `s` whose value has a
-/// visible binding (nested blocks and reduction bodies included: a bound
-/// value reads only names visible at the binding, which the verifier
-/// forbids any nested binder to rebind).
-fn replace_visible_stmt(s: &mut Stmt, visible: &HashMap<String, String>) {
-    if visible.is_empty() {
-        return;
-    }
-    match s {
-        Stmt::Let { value, .. } => replace_visible(value, visible),
-        Stmt::Store { idx, value, .. } => {
-            idx.iter_mut().for_each(|e| replace_visible(e, visible));
-            replace_visible(value, visible);
-        }
-        Stmt::If {
-            cond, then, els, ..
-        } => {
-            replace_visible(cond, visible);
-            then.iter_mut()
-                .for_each(|t| replace_visible_stmt(t, visible));
-            els.iter_mut()
-                .for_each(|t| replace_visible_stmt(t, visible));
-        }
-        Stmt::For { vars, body, .. } => {
-            for v in vars.iter_mut() {
-                replace_visible(&mut v.lo, visible);
-                replace_visible(&mut v.hi, visible);
-            }
-            body.iter_mut()
-                .for_each(|t| replace_visible_stmt(t, visible));
-        }
-    }
-}
-
-fn replace_visible(e: &mut Expr, visible: &HashMap<String, String>) {
-    if matches!(
-        e,
-        Expr::Float(_) | Expr::Int(_) | Expr::Bool(_) | Expr::Var(_)
-    ) {
-        return;
-    }
-    if let Some(n) = visible.get(&e.to_string()) {
-        *e = Expr::var(n);
-        return;
-    }
-    for c in e.children_mut() {
-        replace_visible(c, visible);
-    }
-}
-
-/// Rewrites every expression of `s` (nested blocks included) that prints
-/// as a bound value into the binding's name. Bindings are single
-/// assignment and never shadowed (the verifier's rule), so a value's free
-/// names mean the same wherever it recurs in the statements after it.
+/// Rewrites every expression of `s` (nested blocks and reduction bodies
+/// included) that prints as a bound value into the binding's name.
+/// Bindings are single assignment and never shadowed (the verifier's
+/// rule), so a value's free names mean the same wherever it recurs in the
+/// statements after it. Used for existing bindings and for the values
+/// `bind_repeated` binds.
 fn reuse_stmt(s: &mut Stmt, bound: &HashMap<String, String>) {
     if bound.is_empty() {
         return;
