@@ -85,9 +85,15 @@ fn random_row_programs_match_the_interpreter() {
             };
             let source = tile_cpu::emit_c(&plan, &opts)
                 .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
-            // A body with no load folds to a constant and is never cached.
-            if !reuse || e2.contains('[') {
-                prop_assert_eq!(source.contains("tile_scratch("), reuse, "{}", text);
+            // A body with no load folds to a constant and is never cached;
+            // without `reuse`, the store loop may still recompute a
+            // reduction's body by chance (`e3` containing `e1` or `e2`).
+            let by_chance = e3.contains(&e1) || e3.contains(&e2);
+            if reuse && e2.contains('[') {
+                prop_assert!(source.contains("tile_scratch("), "{}", text);
+            }
+            if !reuse && !by_chance {
+                prop_assert!(!source.contains("tile_scratch("), "{}", text);
             }
             let module = tile_cpu::compile(&plan, &opts)
                 .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
