@@ -25,7 +25,7 @@ fn raw(name: &str, v: &mut [f32], shape: &[usize]) -> RawArg {
         name: name.to_string(),
         dtype: DType::F32,
         shape: shape.to_vec(),
-        ptr: v.as_mut_ptr() as *mut u8,
+        addr: v.as_mut_ptr() as u64,
         bytes: std::mem::size_of_val(v),
     }
 }

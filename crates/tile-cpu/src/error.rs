@@ -74,14 +74,6 @@ pub enum CpuError {
         /// The ceiling.
         ceiling: u64,
     },
-    /// A raw argument is unusable (size, alignment, null pointer, repeated).
-    #[error("argument `{name}`: {reason}")]
-    RawArg {
-        /// The argument.
-        name: String,
-        /// What is wrong with it.
-        reason: String,
-    },
     /// The cache or a temporary directory could not be used.
     #[error("{0}")]
     Io(String),

@@ -6,8 +6,9 @@ use crate::{cc, pool, CpuError};
 use std::collections::BTreeMap;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use tile_emit::Site;
-use tile_ir::{ArgError, Array, DType, Sizes};
+use tile_ir::{ArgError, Array, Sizes};
 use tile_plan::{Mapping, Plan};
 
 /// `void tile_kN(lo, hi, sizes, args, err)`.
@@ -19,27 +20,15 @@ const PARALLEL_MIN: i64 = 32 * 1024;
 
 struct Loaded {
     f: KernelFn,
-    /// Parameters passed, in order.
-    params: Vec<String>,
+    /// Parameters passed, in order, as indices into the program's.
+    params: Vec<usize>,
     sites: Vec<Site>,
     /// Scratch rows of a row kernel (each thread allocates them).
     scratch: Vec<tile_emit::ScratchRow>,
 }
 
-/// An argument in caller-owned memory.
-#[derive(Clone, Debug)]
-pub struct RawArg {
-    /// The parameter it binds.
-    pub name: String,
-    /// Its element type.
-    pub dtype: DType,
-    /// Its shape (row-major, compact).
-    pub shape: Vec<usize>,
-    /// The first element.
-    pub ptr: *mut u8,
-    /// The size of the memory at `ptr`, in bytes.
-    pub bytes: usize,
-}
+/// An argument in caller-owned memory (`addr` is a host address).
+pub use tile_ir::args::RawArg;
 
 /// Compiled kernels of one plan, loaded and ready to run.
 pub struct CpuModule {
@@ -48,9 +37,11 @@ pub struct CpuModule {
     source: String,
     threads: usize,
     /// The sizes (and memory ceiling) of the last launch whose ranges and
-    /// scratch were proven: the proof depends on nothing else, so repeated
-    /// launches at the same sizes skip it.
-    proven: std::sync::Mutex<Option<(Sizes, u64)>>,
+    /// scratch were proven, with what its launches need: the proof depends
+    /// on nothing else, so repeated launches at the same sizes skip it.
+    proven: Mutex<Option<(Sizes, u64, Arc<Proven>)>>,
+    /// The last raw arguments' binding.
+    bound: tile_ir::args::RawBinding,
     // Declared last: dropped after the function pointers above.
     library: libloading::Library,
 }
@@ -87,8 +78,8 @@ impl CpuModule {
                 params: k
                     .params(&plan.program)
                     .iter()
-                    .map(|p| p.name.clone())
-                    .collect(),
+                    .map(|p| param_index(&plan.program, &p.name))
+                    .collect::<Result<_, _>>()?,
                 sites,
                 scratch,
             });
@@ -98,7 +89,8 @@ impl CpuModule {
             kernels,
             source: emitted.source,
             threads,
-            proven: std::sync::Mutex::new(None),
+            proven: Mutex::new(None),
+            bound: Default::default(),
             library,
         })
     }
@@ -138,10 +130,13 @@ impl CpuModule {
     ) -> Result<(), CpuError> {
         let program = &self.plan.program;
         let sizes = tile_ir::args::bind_arrays(program, arrays, explicit)?;
-        let ptrs: BTreeMap<String, *mut u8> = arrays
-            .iter_mut()
-            .map(|(k, a)| (k.clone(), a.as_mut_ptr()))
-            .collect();
+        let mut ptrs = Vec::with_capacity(program.params.len());
+        for p in &program.params {
+            let a = arrays
+                .get_mut(&p.name)
+                .ok_or_else(|| ArgError::Missing(p.name.clone()))?;
+            ptrs.push(a.as_mut_ptr());
+        }
         // SAFETY: every array's shape fits its parameter's box (checked
         // above) and its data holds exactly its shape's elements (`Array`
         // keeps that invariant behind private fields); distinct arrays
@@ -160,81 +155,42 @@ impl CpuModule {
     /// accessed by anything else meanwhile.
     pub unsafe fn run_raw(&self, args: &[RawArg], explicit: &Sizes) -> Result<(), CpuError> {
         let program = &self.plan.program;
-        let mut shapes = BTreeMap::new();
+        let sizes = self.bound.bind(program, args, explicit)?;
+        let mut ptrs = vec![std::ptr::null_mut(); program.params.len()];
         for a in args {
-            if shapes
-                .insert(a.name.clone(), (a.dtype, a.shape.clone()))
-                .is_some()
-            {
-                return Err(CpuError::RawArg {
-                    name: a.name.clone(),
-                    reason: "is given twice".to_string(),
-                });
-            }
+            ptrs[param_index(program, &a.name)?] = a.addr as usize as *mut u8;
         }
-        let sizes = tile_ir::args::bind_arguments(program, &shapes, explicit)?;
-        for a in args {
-            let need = a
-                .shape
-                .iter()
-                .try_fold(a.dtype.size_bytes(), |acc, &n| acc.checked_mul(n));
-            if need != Some(a.bytes) {
-                return Err(CpuError::RawArg {
-                    name: a.name.clone(),
-                    reason: format!(
-                        "{} bytes given, but shape {:?} of {} needs {}",
-                        a.bytes,
-                        a.shape,
-                        a.dtype,
-                        need.map_or("more than memory holds".to_string(), |n| n.to_string())
-                    ),
-                });
-            }
-            if a.bytes > 0 && a.ptr.is_null() {
-                return Err(CpuError::RawArg {
-                    name: a.name.clone(),
-                    reason: "null pointer".to_string(),
-                });
-            }
-            if (a.ptr as usize) % a.dtype.size_bytes() != 0 {
-                return Err(CpuError::RawArg {
-                    name: a.name.clone(),
-                    reason: format!("pointer not aligned to {} bytes", a.dtype.size_bytes()),
-                });
-            }
-        }
-        let written = |n: &str| program.param(n).is_some_and(|p| p.role.is_written());
-        for (i, a) in args.iter().enumerate() {
-            for b in &args[i + 1..] {
-                if !(written(&a.name) || written(&b.name)) || a.bytes == 0 || b.bytes == 0 {
-                    continue;
-                }
-                let (a0, b0) = (a.ptr as usize, b.ptr as usize);
-                if a0 < b0.saturating_add(b.bytes) && b0 < a0.saturating_add(a.bytes) {
-                    return Err(ArgError::Overlap(a.name.clone(), b.name.clone()).into());
-                }
-            }
-        }
-        let ptrs: BTreeMap<String, *mut u8> =
-            args.iter().map(|a| (a.name.clone(), a.ptr)).collect();
         // SAFETY: checked above; validity is the caller's contract.
         unsafe { self.launch_all(&sizes, &ptrs) }
     }
 
     /// The launch checks that depend on the sizes alone: integer ranges
-    /// (`check_ranges`) and the scratch rows under the memory ceiling.
-    /// Remembers the last sizes that passed.
-    fn prove(&self, sizes: &Sizes) -> Result<(), CpuError> {
+    /// (`check_ranges`) and the scratch rows under the memory ceiling; and
+    /// what every launch at these sizes needs. Remembers the last sizes
+    /// that passed.
+    fn prove(&self, sizes: &Sizes) -> Result<Arc<Proven>, CpuError> {
         let ceiling = tile_ir::limits::memory_ceiling();
         if let Ok(p) = self.proven.lock() {
-            if p.as_ref().is_some_and(|(s, c)| s == sizes && *c == ceiling) {
-                return Ok(());
+            if let Some((s, c, proven)) = p.as_ref() {
+                if s == sizes && *c == ceiling {
+                    return Ok(proven.clone());
+                }
             }
         }
+        let program = &self.plan.program;
         tile_plan::check_ranges(&self.plan, sizes)?;
-        // Scratch rows are memory Tile allocates: sized on the host, under
-        // the ceiling, before any kernel runs.
+        let boxes = tile_ir::args::boxes(program, sizes)?;
+        let numel = |p: usize| -> i64 {
+            boxes.get(&program.params[p].name).map_or(0, |b| {
+                b.iter()
+                    .map(|(lo, hi)| (hi - lo).max(0))
+                    .fold(1i64, |a, n| a.saturating_mul(n))
+            })
+        };
+        let mut kernels = Vec::with_capacity(self.kernels.len());
         for (k, loaded) in self.plan.kernels.iter().zip(&self.kernels) {
+            // Scratch rows are memory Tile allocates: sized on the host,
+            // under the ceiling, before any kernel runs.
             let bytes = emit::scratch_bytes(&loaded.scratch, sizes).ok_or_else(|| {
                 CpuError::Unsupported(format!("cannot size the scratch rows of kernel {}", k.name))
             })?;
@@ -245,55 +201,55 @@ impl CpuModule {
                     ceiling,
                 });
             }
+            let total = k.work_items(sizes)?;
+            let work = loaded
+                .params
+                .iter()
+                .map(|&p| numel(p))
+                .fold(total, i64::max);
+            kernels.push((total, work));
         }
+        let proven = Arc::new(Proven {
+            symbols: program
+                .size_symbols()
+                .iter()
+                .map(|s| sizes.get(s).copied().unwrap_or(0))
+                .collect(),
+            kernels,
+        });
         if let Ok(mut p) = self.proven.lock() {
-            *p = Some((sizes.clone(), ceiling));
+            *p = Some((sizes.clone(), ceiling, proven.clone()));
         }
-        Ok(())
+        Ok(proven)
     }
 
     /// Launches every kernel in order.
     ///
     /// # Safety
-    /// `ptrs` holds, for every parameter, memory that fits its box at
-    /// `sizes`, with written buffers overlapping nothing else.
-    unsafe fn launch_all(
-        &self,
-        sizes: &Sizes,
-        ptrs: &BTreeMap<String, *mut u8>,
-    ) -> Result<(), CpuError> {
-        let program = &self.plan.program;
-        self.prove(sizes)?;
-        let symbols: Vec<i64> = program
-            .size_symbols()
+    /// `ptrs` holds, for every parameter (in the program's order), memory
+    /// that fits its box at `sizes`, with written buffers overlapping
+    /// nothing else.
+    unsafe fn launch_all(&self, sizes: &Sizes, ptrs: &[*mut u8]) -> Result<(), CpuError> {
+        let proven = self.prove(sizes)?;
+        for ((k, loaded), &(total, work)) in self
+            .plan
+            .kernels
             .iter()
-            .map(|s| sizes.get(s).copied().unwrap_or(0))
-            .collect();
-        let boxes = tile_ir::args::boxes(program, sizes)?;
-        let numel = |name: &str| -> i64 {
-            boxes.get(name).map_or(0, |b| {
-                b.iter()
-                    .map(|(lo, hi)| (hi - lo).max(0))
-                    .fold(1i64, |a, n| a.saturating_mul(n))
-            })
-        };
-        for (k, loaded) in self.plan.kernels.iter().zip(&self.kernels) {
-            let total = k.work_items(sizes)?;
+            .zip(&self.kernels)
+            .zip(&proven.kernels)
+        {
             if total == 0 {
                 continue;
             }
-            let mut args = Vec::with_capacity(loaded.params.len());
-            for p in &loaded.params {
-                let ptr = ptrs
-                    .get(p)
-                    .ok_or_else(|| CpuError::Args(ArgError::Missing(p.clone())))?;
-                args.push(*ptr as *mut c_void);
-            }
-            let work = loaded.params.iter().map(|p| numel(p)).fold(total, i64::max);
+            let args: Vec<*mut c_void> = loaded
+                .params
+                .iter()
+                .map(|&p| ptrs[p] as *mut c_void)
+                .collect();
             let err = AtomicI32::new(0);
             let call = Call {
                 f: loaded.f,
-                sizes: symbols.as_ptr(),
+                sizes: proven.symbols.as_ptr(),
                 args: args.as_ptr(),
                 err: err.as_ptr(),
             };
@@ -341,6 +297,23 @@ impl CpuModule {
         }
         Ok(())
     }
+}
+
+/// What launches at proven sizes need: the size symbols' values in the
+/// kernels' order, and per kernel its work items and the most elements any
+/// of its parameters holds (the work that decides threading).
+struct Proven {
+    symbols: Vec<i64>,
+    kernels: Vec<(i64, i64)>,
+}
+
+/// The position of parameter `name` in the program's list.
+fn param_index(program: &tile_ir::Program, name: &str) -> Result<usize, CpuError> {
+    program
+        .params
+        .iter()
+        .position(|p| p.name == name)
+        .ok_or_else(|| CpuError::Args(ArgError::Unknown(name.to_string())))
 }
 
 /// One kernel call's arguments, shareable with workers.

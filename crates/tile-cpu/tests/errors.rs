@@ -66,7 +66,7 @@ fn raw(name: &str, v: &mut [f32], shape: &[usize]) -> RawArg {
         name: name.to_string(),
         dtype: DType::F32,
         shape: shape.to_vec(),
-        ptr: v.as_mut_ptr() as *mut u8,
+        addr: v.as_mut_ptr() as u64,
         bytes: std::mem::size_of_val(v),
     }
 }
@@ -81,7 +81,7 @@ fn overlapping_buffers_via_run_raw() {
     let b_arg = raw("b", &mut b, &[2, 3]);
     // y overlaps a.
     let y_arg = RawArg {
-        ptr: unsafe { a_arg.ptr.add(4) },
+        addr: a_arg.addr + 16,
         ..raw("y", right, &[2, 3])
     };
     let e =
@@ -101,7 +101,7 @@ fn raw_argument_of_the_wrong_size() {
     short.bytes = 20;
     let args = [raw("a", &mut a, &[2, 3]), raw("b", &mut b, &[2, 3]), short];
     let e = unsafe { m.run_raw(&args, &Sizes::new()) }.unwrap_err();
-    assert!(matches!(e, CpuError::RawArg { .. }), "{e}");
+    assert!(matches!(e, CpuError::Args(ArgError::Raw { .. })), "{e}");
 }
 
 #[test]
@@ -226,7 +226,7 @@ fn arrays_that_disagree_with_their_shape_cannot_be_made() {
         name: name.to_string(),
         dtype: DType::F32,
         shape: vec![2, 3],
-        ptr,
+        addr: ptr as u64,
         bytes,
     };
     let (mut b1, mut b2) = ([0f32; 6], [0f32; 6]);
@@ -238,7 +238,7 @@ fn arrays_that_disagree_with_their_shape_cannot_be_made() {
     // SAFETY: every pointer is valid for the bytes it claims (fewer for a).
     let e = unsafe { m.run_raw(&args, &Sizes::new()) }.unwrap_err();
     assert!(
-        matches!(e, CpuError::RawArg { ref name, .. } if name == "a"),
+        matches!(e, CpuError::Args(ArgError::Raw { ref name, .. }) if name == "a"),
         "{e}"
     );
 }

@@ -67,6 +67,7 @@ driver_api! {
     event_synchronize: "cuEventSynchronize" => fn(Handle);
     event_elapsed_time: "cuEventElapsedTime" => fn(*mut f32, Handle, Handle);
     get_error_string: "cuGetErrorString" => fn(CuResult, *mut *const c_char);
+    pointer_get_attribute: "cuPointerGetAttribute" => fn(*mut c_void, c_int, DevicePtr);
 }
 
 /// `CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT`.
@@ -77,6 +78,12 @@ pub const ATTR_CC_MAJOR: c_int = 75;
 pub const ATTR_CC_MINOR: c_int = 76;
 /// `CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`.
 pub const ATTR_SHARED_OPTIN: c_int = 97;
+/// `CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL`.
+pub const PTR_DEVICE_ORDINAL: c_int = 9;
+/// `CU_POINTER_ATTRIBUTE_RANGE_START_ADDR`.
+pub const PTR_RANGE_START: c_int = 11;
+/// `CU_POINTER_ATTRIBUTE_RANGE_SIZE`.
+pub const PTR_RANGE_SIZE: c_int = 12;
 /// `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`.
 pub const FUNC_ATTR_MAX_DYNAMIC_SHARED: c_int = 8;
 

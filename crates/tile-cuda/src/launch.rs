@@ -113,6 +113,23 @@ pub struct CudaModule {
     nvrtc_version: String,
     /// Distinguishes modules, so a `Bound` is used only with its own.
     id: u64,
+    /// The last raw arguments' binding.
+    bound: tile_ir::args::RawBinding,
+    /// The last sizes proven for raw launches, and whether a check may
+    /// fail at them.
+    proven: Mutex<Option<(Sizes, bool)>>,
+    /// The failure word of raw launches, and the lock that serialises
+    /// launches that may write it.
+    word: OnceLock<DeviceBuffer>,
+    failing: Mutex<()>,
+}
+
+/// An argument error about one raw argument.
+fn raw_error(a: &tile_ir::args::RawArg, reason: String) -> tile_ir::ArgError {
+    tile_ir::ArgError::Raw {
+        name: a.name.clone(),
+        reason,
+    }
 }
 
 static MODULES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -226,6 +243,10 @@ pub fn compile(plan: &Plan, opts: &CudaOptions) -> Result<CudaModule, CudaError>
         opts: opts.clone(),
         nvrtc_version: nv.version(),
         id: MODULES.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        bound: Default::default(),
+        proven: Mutex::new(None),
+        word: OnceLock::new(),
+        failing: Mutex::new(()),
     })
 }
 
@@ -318,6 +339,134 @@ impl CudaModule {
     /// Launches every kernel on the stream, in plan order (asynchronous).
     pub fn launch(&self, b: &Bound) -> Result<(), CudaError> {
         self.own(b)?;
+        let mut addrs = Vec::with_capacity(self.plan.program.params.len());
+        for p in &self.plan.program.params {
+            addrs.push(self.buffer(b, &p.name)?.ptr);
+        }
+        self.launch_kernels(&b.sizes, &addrs, b.err.ptr, self.gpu.stream)
+    }
+
+    /// Checks arguments in caller-owned device memory (`addr`s are device
+    /// addresses in this process's primary context), proves the ranges,
+    /// and launches every kernel on `stream` (a `CUstream` of the context,
+    /// or 0 for the legacy default stream). Nothing waits for the kernels,
+    /// unless a check they print may fail at these sizes
+    /// ([`tile_plan::RangeProof`]): then the call waits for `stream` and
+    /// reports the failure.
+    ///
+    /// Besides [`tile_ir::args::bind_raw`]'s checks, every argument's
+    /// memory must lie inside one allocation on this module's device (the
+    /// driver's record of it), so an address made up or freed is refused.
+    ///
+    /// # Safety
+    /// The memory must stay allocated, and not be written by other work
+    /// on other streams, until the kernels on `stream` finish.
+    pub unsafe fn launch_raw(
+        &self,
+        args: &[tile_ir::args::RawArg],
+        explicit: &Sizes,
+        stream: u64,
+    ) -> Result<(), CudaError> {
+        let program = &self.plan.program;
+        let sizes = self.bound.bind(program, args, explicit)?;
+        self.gpu.bind()?;
+        let mut addrs = vec![0u64; program.params.len()];
+        for a in args {
+            let i = program
+                .params
+                .iter()
+                .position(|p| p.name == a.name)
+                .ok_or_else(|| CudaError::Args(tile_ir::ArgError::Unknown(a.name.clone())))?;
+            if a.bytes > 0 {
+                let (start, size, ordinal) = self.gpu.allocation(a.addr).map_err(|e| {
+                    CudaError::Args(raw_error(
+                        a,
+                        format!(
+                            "address {:#x} is not device memory the CUDA driver knows ({e})",
+                            a.addr
+                        ),
+                    ))
+                })?;
+                if ordinal != self.gpu.ordinal {
+                    return Err(CudaError::Args(raw_error(
+                        a,
+                        format!(
+                            "is on CUDA device {ordinal}, but Tile runs on device {} (set TILE_CUDA_DEVICE)",
+                            self.gpu.ordinal
+                        ),
+                    )));
+                }
+                let end = a.addr as u128 + a.bytes as u128;
+                if a.addr < start || end > start as u128 + size as u128 {
+                    return Err(CudaError::Args(raw_error(
+                        a,
+                        format!(
+                            "{} bytes at {:#x} run past the end of their allocation ({size} bytes at {start:#x})",
+                            a.bytes, a.addr
+                        ),
+                    )));
+                }
+            }
+            addrs[i] = a.addr;
+        }
+        let may_fail = self.prove(&sizes)?;
+        let stream = stream as usize as crate::driver::Handle;
+        if !may_fail {
+            // No check can fail: the failure word is never written.
+            let err = self.failure_word()?;
+            return self.launch_kernels(&sizes, &addrs, err.ptr, stream);
+        }
+        // A check may fail: launches are serialised on the word, and the
+        // call waits to read it.
+        let _guard = self.failing.lock().map_err(|_| {
+            CudaError::Unsupported(
+                "a previous launch panicked while holding the failure word".into(),
+            )
+        })?;
+        let err = self.failure_word()?;
+        self.launch_kernels(&sizes, &addrs, err.ptr, stream)?;
+        self.gpu.sync_stream(stream)?;
+        self.read_failure(err)
+    }
+
+    /// `check_ranges` at `sizes`, remembered for the last sizes; whether a
+    /// printed check may fail.
+    fn prove(&self, sizes: &Sizes) -> Result<bool, CudaError> {
+        if let Ok(p) = self.proven.lock() {
+            if let Some((s, may_fail)) = p.as_ref() {
+                if s == sizes {
+                    return Ok(*may_fail);
+                }
+            }
+        }
+        let proof = tile_plan::check_ranges(&self.plan, sizes)?;
+        if let Ok(mut p) = self.proven.lock() {
+            *p = Some((sizes.clone(), proof.checks_may_fail));
+        }
+        Ok(proof.checks_may_fail)
+    }
+
+    /// The module's failure word for raw launches (zeroed when made, and
+    /// again after each failure read).
+    fn failure_word(&self) -> Result<&DeviceBuffer, CudaError> {
+        if let Some(w) = self.word.get() {
+            return Ok(w);
+        }
+        let w = self.gpu.alloc(4)?;
+        w.fill_u32(0)?;
+        self.gpu.sync()?;
+        Ok(self.word.get_or_init(|| w))
+    }
+
+    /// Launches every kernel on `stream` with parameter addresses `addrs`
+    /// (in the program's parameter order) at proven `sizes`.
+    fn launch_kernels(
+        &self,
+        sizes: &Sizes,
+        addrs: &[u64],
+        err: u64,
+        stream: crate::driver::Handle,
+    ) -> Result<(), CudaError> {
         let program = &self.plan.program;
         let symbols = program.size_symbols();
         if symbols.len() > 16 {
@@ -328,8 +477,7 @@ impl CudaModule {
         }
         let mut s = [0i64; 16];
         for (i, sym) in symbols.iter().enumerate() {
-            s[i] = *b
-                .sizes
+            s[i] = *sizes
                 .get(sym)
                 .ok_or_else(|| CudaError::Args(tile_ir::ArgError::Unbound(sym.clone())))?;
         }
@@ -344,31 +492,36 @@ impl CudaModule {
             }
             let mut a = [0u64; 32];
             for (i, p) in params.iter().enumerate() {
-                a[i] = self.buffer(b, &p.name)?.ptr;
+                let at = program
+                    .params
+                    .iter()
+                    .position(|q| q.name == p.name)
+                    .ok_or_else(|| CudaError::Args(tile_ir::ArgError::Missing(p.name.clone())))?;
+                a[i] = addrs[at];
             }
             let args = TileArgs {
                 lo: 0,
                 hi: 0,
                 s,
                 a,
-                err: b.err.ptr,
+                err,
             };
-            // Checked extents; `bind` proved (check_ranges) that every
+            // Checked extents; the caller proved (check_ranges) that every
             // kernel's domain holds fewer than 2^62 points, so their
             // product below cannot overflow.
-            let exts = k.extents(&b.sizes)?;
+            let exts = k.extents(sizes)?;
             let block = self.opts.block.max(32);
             let Funcs { plain: f, v4, rows } = self.funcs[n];
             match k.mapping {
                 Mapping::ElementGrid | Mapping::Split => {
                     if exts.is_empty() {
-                        self.gpu.launch(f, (1, 1), 1, 0, &args)?;
+                        self.gpu.launch(stream, f, (1, 1), 1, 0, &args)?;
                         continue;
                     }
                     if exts.contains(&0) {
                         continue;
                     }
-                    let use_v4 = v4.is_some() && self.opts.vec4 && self.v4_aligned(n, k, &b.sizes);
+                    let use_v4 = v4.is_some() && self.opts.vec4 && self.v4_aligned(n, k, sizes);
                     let inner = exts[exts.len() - 1];
                     let rows: i64 = exts[..exts.len() - 1].iter().product();
                     let (func, cols) = match (use_v4, v4) {
@@ -380,7 +533,7 @@ impl CudaModule {
                     };
                     let gx = ((cols + block as i64 - 1) / block as i64).clamp(1, 1 << 30) as u32;
                     let gy = rows.clamp(1, 65535) as u32;
-                    self.gpu.launch(func, (gx, gy), block, 0, &args)?;
+                    self.gpu.launch(stream, func, (gx, gy), block, 0, &args)?;
                 }
                 Mapping::RowReduction => {
                     let nrows = exts.first().copied().unwrap_or(0);
@@ -388,7 +541,7 @@ impl CudaModule {
                         continue;
                     }
                     let grid = nrows.clamp(1, 1 << 20) as u32;
-                    match (rows, self.staging_bytes(n, &b.sizes)) {
+                    match (rows, self.staging_bytes(n, sizes)) {
                         (Some(staged), Some((bytes, longest))) if self.stages(n, longest) => {
                             // Long rows take more threads: about 32
                             // elements (eight quads) per thread, or 4 when
@@ -406,16 +559,17 @@ impl CudaModule {
                             });
                             // Whole warps: block reductions shuffle across all 32 lanes.
                             let block = block.clamp(32, 1024) / 32 * 32;
-                            self.gpu.launch(staged, (grid, 1), block, bytes, &args)?
+                            self.gpu
+                                .launch(stream, staged, (grid, 1), block, bytes, &args)?
                         }
                         _ => {
                             let block =
                                 self.opts.row_block.unwrap_or(256).clamp(32, 1024) / 32 * 32;
-                            self.gpu.launch(f, (grid, 1), block, 0, &args)?
+                            self.gpu.launch(stream, f, (grid, 1), block, 0, &args)?
                         }
                     }
                 }
-                Mapping::Serial => self.gpu.launch(f, (1, 1), 1, 0, &args)?,
+                Mapping::Serial => self.gpu.launch(stream, f, (1, 1), 1, 0, &args)?,
             }
         }
         Ok(())
@@ -465,13 +619,19 @@ impl CudaModule {
     pub fn finish(&self, b: &Bound) -> Result<(), CudaError> {
         self.own(b)?;
         self.gpu.sync()?;
+        self.read_failure(&b.err)
+    }
+
+    /// Reads a failure word after its launches finished (and zeroes it
+    /// again), naming the failed check.
+    fn read_failure(&self, err: &DeviceBuffer) -> Result<(), CudaError> {
         let mut word = [0u8; 4];
-        b.err.download(&mut word)?;
+        err.download(&mut word)?;
         let site = i32::from_ne_bytes(word);
         if site == 0 {
             return Ok(());
         }
-        b.err.fill_u32(0)?;
+        err.fill_u32(0)?;
         let (k, within) = (site / KERNEL_SITES, site % KERNEL_SITES);
         if let Some(info) = usize::try_from(k).ok().and_then(|k| self.kernels.get(k)) {
             let out = |s: &tile_emit::Site| match s.what {

@@ -3,7 +3,7 @@
 
 use crate::driver::{
     DevicePtr, Driver, Handle, ATTR_CC_MAJOR, ATTR_CC_MINOR, ATTR_SHARED_OPTIN, ATTR_SM_COUNT,
-    FUNC_ATTR_MAX_DYNAMIC_SHARED,
+    FUNC_ATTR_MAX_DYNAMIC_SHARED, PTR_DEVICE_ORDINAL, PTR_RANGE_SIZE, PTR_RANGE_START,
 };
 use crate::CudaError;
 use std::ffi::c_void;
@@ -16,6 +16,8 @@ pub struct Gpu {
     pub(crate) stream: Handle,
     /// The device's name.
     pub name: String,
+    /// The device's ordinal.
+    pub ordinal: i32,
     /// Streaming multiprocessors.
     pub sm_count: u32,
     /// Compute capability (major, minor).
@@ -103,6 +105,7 @@ fn init() -> Result<Gpu, CudaError> {
             ctx,
             stream,
             name,
+            ordinal,
             sm_count,
             cc,
             driver_version: ver,
@@ -139,12 +142,41 @@ impl Gpu {
 
     /// Waits for the stream.
     pub fn sync(&self) -> Result<(), CudaError> {
+        self.sync_stream(self.stream)
+    }
+
+    /// Waits for `stream` (Tile's own, or a caller's stream of this
+    /// context).
+    pub(crate) fn sync_stream(&self, stream: Handle) -> Result<(), CudaError> {
         self.bind()?;
-        // SAFETY: a stream created in `init`.
+        // SAFETY: a stream of this context (or a special handle).
         self.drv.check(
-            unsafe { (self.drv.stream_synchronize)(self.stream) },
+            unsafe { (self.drv.stream_synchronize)(stream) },
             "cuStreamSynchronize",
         )
+    }
+
+    /// The allocation holding device address `ptr`: its start, its size in
+    /// bytes and its device's ordinal. An address the driver does not know
+    /// (host memory, freed memory, a made-up number) is an error.
+    pub(crate) fn allocation(&self, ptr: DevicePtr) -> Result<(u64, u64, i32), CudaError> {
+        self.bind()?;
+        let (mut start, mut size, mut ordinal) = (0u64, 0u64, -1i32);
+        // SAFETY: each attribute is written to an out-value of its
+        // documented type (CUdeviceptr, size_t, int).
+        unsafe {
+            for (attr, out) in [
+                (PTR_RANGE_START, &mut start as *mut u64 as *mut c_void),
+                (PTR_RANGE_SIZE, &mut size as *mut u64 as *mut c_void),
+                (PTR_DEVICE_ORDINAL, &mut ordinal as *mut i32 as *mut c_void),
+            ] {
+                self.drv.check(
+                    (self.drv.pointer_get_attribute)(out, attr, ptr),
+                    "cuPointerGetAttribute",
+                )?;
+            }
+        }
+        Ok((start, size, ordinal))
     }
 
     /// Loads a CUBIN and looks up `names`.
@@ -184,10 +216,11 @@ impl Gpu {
         )
     }
 
-    /// Launches `f` with one by-value parameter block and `shared` bytes
-    /// of dynamic shared memory.
+    /// Launches `f` on `stream` with one by-value parameter block and
+    /// `shared` bytes of dynamic shared memory.
     pub(crate) fn launch<T>(
         &self,
+        stream: Handle,
         f: Handle,
         grid: (u32, u32),
         block: u32,
@@ -208,7 +241,7 @@ impl Gpu {
                     1,
                     1,
                     shared,
-                    self.stream,
+                    stream,
                     p.as_mut_ptr(),
                     std::ptr::null_mut(),
                 )

@@ -58,6 +58,32 @@ pub enum ArgError {
     /// Two buffers overlap in memory.
     #[error("buffers `{0}` and `{1}` overlap in memory, and at least one is written")]
     Overlap(String, String),
+    /// An argument in caller-owned memory is unusable (size, alignment,
+    /// null pointer, given twice).
+    #[error("argument `{name}`: {reason}")]
+    Raw {
+        /// The argument.
+        name: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+/// An argument in caller-owned memory (host or device), as a runtime
+/// receives it from a foreign caller: nothing about it is trusted beyond
+/// what [`bind_raw`] checks.
+#[derive(Clone, Debug)]
+pub struct RawArg {
+    /// The parameter it binds.
+    pub name: String,
+    /// Its element type.
+    pub dtype: DType,
+    /// Its shape (row-major, compact).
+    pub shape: Vec<usize>,
+    /// The address of the first element.
+    pub addr: u64,
+    /// The size of the memory at `addr`, in bytes.
+    pub bytes: usize,
 }
 
 /// Evaluates an integer expression over size symbols (and, with `extra`,
@@ -133,14 +159,16 @@ pub fn bind_arguments(
     }
     let (sizes, origin) = solve_traced(program, shapes, explicit)?;
     let bx = boxes(program, &sizes)?;
-    let shown = sizes
-        .iter()
-        .map(|(k, v)| match origin.get(k) {
-            Some(from) => format!("{k}={v} from the shape of `{from}`"),
-            None => format!("{k}={v} from --bind"),
-        })
-        .collect::<Vec<_>>()
-        .join(", ");
+    let shown = || {
+        sizes
+            .iter()
+            .map(|(k, v)| match origin.get(k) {
+                Some(from) => format!("{k}={v} from the shape of `{from}`"),
+                None => format!("{k}={v} from --bind"),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     for p in &program.params {
         let shape = &shapes[&p.name].1;
         let expected: Vec<i64> = bx[&p.name]
@@ -156,7 +184,7 @@ pub fn bind_arguments(
                 name: p.name.clone(),
                 expected,
                 found: shape.clone(),
-                sizes: shown,
+                sizes: shown(),
             });
         }
     }
@@ -243,4 +271,130 @@ pub fn bind_arrays(
         .map(|(k, a)| (k.clone(), (a.dtype(), a.shape().to_vec())))
         .collect();
     bind_arguments(program, &shapes, explicit)
+}
+
+/// Checks arguments in caller-owned memory and binds the size symbols:
+/// each parameter given once, then [`bind_arguments`] (names, dtypes,
+/// ranks, shapes), then per argument its size in bytes against its shape,
+/// a null address, alignment to its element size, and overlap: no written
+/// parameter's memory may overlap another argument's.
+pub fn bind_raw(program: &Program, args: &[RawArg], explicit: &Sizes) -> Result<Sizes, ArgError> {
+    let raw = |a: &RawArg, reason: String| ArgError::Raw {
+        name: a.name.clone(),
+        reason,
+    };
+    let mut shapes = BTreeMap::new();
+    for a in args {
+        if shapes
+            .insert(a.name.clone(), (a.dtype, a.shape.clone()))
+            .is_some()
+        {
+            return Err(raw(a, "is given twice".to_string()));
+        }
+    }
+    let sizes = bind_arguments(program, &shapes, explicit)?;
+    check_raw_memory(program, args)?;
+    Ok(sizes)
+}
+
+/// The memory checks of [`bind_raw`] (for arguments already bound): size
+/// in bytes against the shape, null, alignment, a range that wraps, and
+/// overlap of a written parameter with any other argument.
+pub fn check_raw_memory(program: &Program, args: &[RawArg]) -> Result<(), ArgError> {
+    let raw = |a: &RawArg, reason: String| ArgError::Raw {
+        name: a.name.clone(),
+        reason,
+    };
+    for a in args {
+        let need = a
+            .shape
+            .iter()
+            .try_fold(a.dtype.size_bytes(), |acc, &n| acc.checked_mul(n));
+        if need != Some(a.bytes) {
+            return Err(raw(
+                a,
+                format!(
+                    "{} bytes given, but shape {:?} of {} needs {}",
+                    a.bytes,
+                    a.shape,
+                    a.dtype,
+                    need.map_or("more than memory holds".to_string(), |n| n.to_string())
+                ),
+            ));
+        }
+        if a.bytes > 0 && a.addr == 0 {
+            return Err(raw(a, "null pointer".to_string()));
+        }
+        if a.addr % a.dtype.size_bytes() as u64 != 0 {
+            return Err(raw(
+                a,
+                format!("address not aligned to {} bytes", a.dtype.size_bytes()),
+            ));
+        }
+        if a.addr.checked_add(a.bytes as u64).is_none() {
+            return Err(raw(a, "memory range wraps the address space".to_string()));
+        }
+    }
+    let written = |n: &str| program.param(n).is_some_and(|p| p.role.is_written());
+    for (i, a) in args.iter().enumerate() {
+        for b in &args[i + 1..] {
+            if !(written(&a.name) || written(&b.name)) || a.bytes == 0 || b.bytes == 0 {
+                continue;
+            }
+            let (a0, b0) = (a.addr, b.addr);
+            if a0 < b0 + b.bytes as u64 && b0 < a0 + a.bytes as u64 {
+                return Err(ArgError::Overlap(a.name.clone(), b.name.clone()));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What decides a raw argument's binding: its name, dtype and shape.
+type Signature = (String, DType, Vec<usize>);
+
+/// The last binding of raw arguments, remembered: arguments with the same
+/// names, dtypes and shapes as the last call's bind the same sizes (the
+/// binding depends on nothing else), so a runtime's repeated calls check
+/// only their memory again.
+#[derive(Debug, Default)]
+pub struct RawBinding {
+    last: std::sync::Mutex<Option<(Vec<Signature>, Sizes)>>,
+}
+
+impl RawBinding {
+    /// [`bind_raw`], or the remembered sizes and [`check_raw_memory`].
+    pub fn bind(
+        &self,
+        program: &Program,
+        args: &[RawArg],
+        explicit: &Sizes,
+    ) -> Result<Sizes, ArgError> {
+        if explicit.is_empty() {
+            if let Ok(last) = self.last.lock() {
+                if let Some((sig, sizes)) = last.as_ref() {
+                    let same = sig.len() == args.len()
+                        && sig
+                            .iter()
+                            .zip(args)
+                            .all(|((n, d, s), a)| *n == a.name && *d == a.dtype && *s == a.shape);
+                    if same {
+                        check_raw_memory(program, args)?;
+                        return Ok(sizes.clone());
+                    }
+                }
+            }
+        }
+        let sizes = bind_raw(program, args, explicit)?;
+        if explicit.is_empty() {
+            if let Ok(mut last) = self.last.lock() {
+                let sig = args
+                    .iter()
+                    .map(|a| (a.name.clone(), a.dtype, a.shape.clone()))
+                    .collect();
+                *last = Some((sig, sizes.clone()));
+            }
+        }
+        Ok(sizes)
+    }
 }

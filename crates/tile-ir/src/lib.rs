@@ -36,6 +36,7 @@ pub mod fixture;
 pub mod interp;
 mod lex;
 pub mod limits;
+pub mod load;
 pub mod names;
 pub mod npy;
 mod parse;

@@ -58,6 +58,17 @@ impl std::fmt::Display for RangeError {
 
 impl std::error::Error for RangeError {}
 
+/// What the proof found besides the absence of overflow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RangeProof {
+    /// Whether a check the kernels print may fail at these sizes: an
+    /// access whose index interval leaves its box, or an integer division
+    /// whose divisor's interval holds zero. When false, no kernel can
+    /// report a failure, so a runtime need not wait to read one (the CUDA
+    /// runtime's calls on a caller's stream stay asynchronous).
+    pub checks_may_fail: bool,
+}
+
 /// Closed interval of an integer value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Iv {
@@ -107,7 +118,7 @@ const I32: Iv = Iv {
 /// below [`INDEX_LIMIT`] in magnitude (see the module documentation). The
 /// kernels' own domains and bodies are walked (what the back ends print),
 /// and every kernel's work items are counted before any launch.
-pub fn check_ranges(plan: &Plan, sizes: &Sizes) -> Result<(), RangeError> {
+pub fn check_ranges(plan: &Plan, sizes: &Sizes) -> Result<RangeProof, RangeError> {
     let program = &plan.program;
     let boxes = tile_ir::args::boxes(program, sizes).map_err(|e| RangeError {
         span: program.span,
@@ -117,6 +128,7 @@ pub fn check_ranges(plan: &Plan, sizes: &Sizes) -> Result<(), RangeError> {
         program,
         boxes,
         env: Scope::default(),
+        may_fail: false,
     };
     for (name, &v) in sizes {
         if (v as i128).abs() >= INDEX_LIMIT {
@@ -168,7 +180,9 @@ pub fn check_ranges(plan: &Plan, sizes: &Sizes) -> Result<(), RangeError> {
         c.stmts(&k.body)?;
         c.env.truncate(depth);
     }
-    Ok(())
+    Ok(RangeProof {
+        checks_may_fail: c.may_fail,
+    })
 }
 
 struct Checker<'p> {
@@ -178,6 +192,8 @@ struct Checker<'p> {
     /// Visible names: an interval for integers, `None` for floats and
     /// booleans.
     env: Scope<Option<Iv>>,
+    /// Whether some access may leave its box or some divisor be zero.
+    may_fail: bool,
 }
 
 impl Checker<'_> {
@@ -281,10 +297,17 @@ impl Checker<'_> {
     }
 
     fn access(&mut self, buf: &str, idx: &[Expr], span: Span) -> Result<(), RangeError> {
-        for e in idx {
+        for (d, e) in idx.iter().enumerate() {
             let Some(iv) = self.eval(e, span)? else {
+                self.may_fail = true;
                 continue;
             };
+            let inside = self
+                .boxes
+                .get(buf)
+                .and_then(|b| b.get(d))
+                .is_some_and(|&(lo, hi)| iv.lo >= lo as i128 && iv.hi < hi as i128);
+            self.may_fail |= !inside;
             if iv.magnitude() >= INDEX_LIMIT {
                 let bounds = self.boxes.get(buf).cloned().unwrap_or_default();
                 return Err(RangeError {
@@ -357,7 +380,10 @@ impl Checker<'_> {
             Expr::Binary(op, a, b) => {
                 let (x, y) = (self.expr(a, span)?, self.expr(b, span)?);
                 match (x, y) {
-                    (Some(x), Some(y)) => arith(*op, x, y),
+                    (Some(x), Some(y)) => {
+                        self.may_fail |= *op == BinOp::Div && y.lo <= 0 && y.hi >= 0;
+                        arith(*op, x, y)
+                    }
                     _ => None,
                 }
             }
@@ -461,7 +487,26 @@ mod tests {
         let p = tile_ir::parse_program(text).unwrap();
         let plan = crate::compile(&p, &crate::Options::default()).unwrap();
         let s: Sizes = sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect();
-        check_ranges(&plan, &s)
+        check_ranges(&plan, &s).map(|_| ())
+    }
+
+    #[test]
+    fn accesses_proven_inside_their_boxes_cannot_fail() {
+        let plan = |text: &str| {
+            let p = tile_ir::parse_program(text).expect("parses");
+            crate::compile(&p, &crate::Options::default()).expect("plans")
+        };
+        let sizes: Sizes = [("N".to_string(), 8)].into_iter().collect();
+        let inside =
+            plan("program p(x: in f32[N], y: out f32[N]) { for j in 0..N { y[j] = x[j] } }");
+        assert!(!check_ranges(&inside, &sizes).unwrap().checks_may_fail);
+        let shifted =
+            plan("program p(x: in f32[N], y: out f32[N]) { for j in 0..N { y[j] = x[j + 1] } }");
+        assert!(check_ranges(&shifted, &sizes).unwrap().checks_may_fail);
+        let gather = plan(
+            "program p(x: in f32[N], k: in i32[N], y: out f32[N]) { for j in 0..N { y[j] = x[k[j]] } }",
+        );
+        assert!(check_ranges(&gather, &sizes).unwrap().checks_may_fail);
     }
 
     #[test]

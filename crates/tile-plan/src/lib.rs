@@ -32,7 +32,7 @@ mod plan_groups;
 mod remove_dead_code;
 mod share_common_values;
 
-pub use check_ranges::{check_ranges, RangeError, INDEX_LIMIT};
+pub use check_ranges::{check_ranges, RangeError, RangeProof, INDEX_LIMIT};
 pub use execute::{execute_plan, Order};
 pub use find_hazards::{
     find_element_hazards, find_nest_dependency, find_row_hazards, find_split_hazards,

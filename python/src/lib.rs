@@ -1,0 +1,510 @@
+//! `tile._native`: the compiled core of Tile's Python package. A `Kernel`
+//! is one verified program and its plan; it compiles for the CPU or CUDA
+//! on first use and runs on arrays in place, without copies. Capture and
+//! argument handling by name live in Python (`python/tile/`).
+
+mod arrays;
+
+use arrays::{describe, unusable, Device, What};
+use pyo3::create_exception;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use tile_ir::args::RawArg;
+use tile_ir::{Program, Role, Sizes};
+use tile_plan::Plan;
+
+create_exception!(
+    _native,
+    TileError,
+    PyValueError,
+    "A program, its arguments or a run were refused; nothing was written."
+);
+
+/// A Rust error as a `TileError`.
+fn err(e: impl std::fmt::Display) -> PyErr {
+    TileError::new_err(e.to_string())
+}
+
+/// One program, verified and planned, compiled per target on first use.
+#[pyclass(module = "tile._native", frozen)]
+struct Kernel {
+    /// The program as given (verified, before the planner's passes).
+    given: Program,
+    plan: Plan,
+    cpu: Mutex<Option<Arc<tile_cpu::CpuModule>>>,
+    cuda: Mutex<Option<Arc<tile_cuda::CudaModule>>>,
+}
+
+impl Kernel {
+    fn program(&self) -> &Program {
+        &self.plan.program
+    }
+
+    /// The module for `target`, compiled without the GIL on first use. A
+    /// Ctrl-C that stopped the compiler is raised as KeyboardInterrupt.
+    fn cpu_module(&self, py: Python<'_>) -> PyResult<Arc<tile_cpu::CpuModule>> {
+        let mut slot = self
+            .cpu
+            .lock()
+            .map_err(|_| err("a previous compile panicked"))?;
+        if let Some(m) = slot.as_ref() {
+            return Ok(m.clone());
+        }
+        let plan = &self.plan;
+        let built =
+            py.detach(|| tile_cpu::compile(plan, &tile_cpu::CpuOptions::default()).map(Arc::new));
+        py.check_signals()?;
+        let m = built.map_err(err)?;
+        *slot = Some(m.clone());
+        Ok(m)
+    }
+
+    fn cuda_module(&self, py: Python<'_>) -> PyResult<Arc<tile_cuda::CudaModule>> {
+        let mut slot = self
+            .cuda
+            .lock()
+            .map_err(|_| err("a previous compile panicked"))?;
+        if let Some(m) = slot.as_ref() {
+            return Ok(m.clone());
+        }
+        let plan = &self.plan;
+        let built = py
+            .detach(|| tile_cuda::compile(plan, &tile_cuda::CudaOptions::default()).map(Arc::new));
+        py.check_signals()?;
+        let m = built.map_err(err)?;
+        *slot = Some(m.clone());
+        Ok(m)
+    }
+}
+
+#[pymethods]
+impl Kernel {
+    /// Parses `text` (named `file` in messages), selects `program` (needed
+    /// when the text holds several), verifies and plans it.
+    #[new]
+    #[pyo3(signature = (text, program=None, file="<string>", fusion=true))]
+    fn new(text: &str, program: Option<&str>, file: &str, fusion: bool) -> PyResult<Self> {
+        if text.len() as u64 > tile_ir::load::MAX_TEXT_BYTES {
+            return Err(err(format!(
+                "{file}: error: the program text has {} bytes; at most {} are accepted",
+                text.len(),
+                tile_ir::load::MAX_TEXT_BYTES
+            )));
+        }
+        let program = tile_ir::load::load_program(text, file, program).map_err(err)?;
+        let plan = tile_plan::compile(&program, &tile_plan::Options { fusion })
+            .map_err(|e| err(format!("{file}: error: {e}")))?;
+        Ok(Kernel {
+            given: program,
+            plan,
+            cpu: Mutex::new(None),
+            cuda: Mutex::new(None),
+        })
+    }
+
+    /// The program's name.
+    #[getter]
+    fn name(&self) -> &str {
+        &self.program().name
+    }
+
+    /// The program as given, in normal form (`.tile` text).
+    #[getter]
+    fn text(&self) -> String {
+        self.given.to_string()
+    }
+
+    /// Parameters in order: `(name, role, dtype, rank)`.
+    #[getter]
+    fn params(&self) -> Vec<(String, &'static str, &'static str, usize)> {
+        self.program()
+            .params
+            .iter()
+            .map(|p| {
+                let role = match p.role {
+                    Role::In => "in",
+                    Role::Out => "out",
+                    Role::InOut => "inout",
+                };
+                (p.name.clone(), role, p.dtype.name(), p.dims.len())
+            })
+            .collect()
+    }
+
+    /// What `tile plan --json` prints, as JSON text.
+    fn plan_json(&self) -> PyResult<String> {
+        serde_json::to_string_pretty(&self.plan.to_json()).map_err(err)
+    }
+
+    /// What `tile plan` prints.
+    fn plan_text(&self) -> String {
+        self.plan.to_string()
+    }
+
+    /// The generated source for `target` (`cpu`: C, `cuda`: CUDA C).
+    fn source(&self, target: &str) -> PyResult<String> {
+        match target {
+            "cpu" => tile_cpu::emit_c(&self.plan, &tile_cpu::CpuOptions::default()).map_err(err),
+            "cuda" => tile_cuda::emit_cuda(&self.plan).map_err(err),
+            other => Err(err(format!("unknown target {other:?} (cpu or cuda)"))),
+        }
+    }
+
+    /// Every parameter's shape, given some arguments' `(name, shape)`: the
+    /// size symbols are solved from them and the boxes evaluated.
+    fn shapes(&self, given: Vec<(String, Vec<usize>)>) -> PyResult<BTreeMap<String, Vec<usize>>> {
+        let program = self.program();
+        let mut shapes = BTreeMap::new();
+        for (name, shape) in given {
+            let p = program
+                .param(&name)
+                .ok_or_else(|| err(tile_ir::ArgError::Unknown(name.clone())))?;
+            if p.dims.len() != shape.len() {
+                return Err(err(tile_ir::ArgError::Rank {
+                    name,
+                    expected: p.dims.len(),
+                    found: shape.len(),
+                }));
+            }
+            shapes.insert(name, (p.dtype, shape));
+        }
+        let sizes = tile_ir::args::solve_sizes(program, &shapes, &Sizes::new()).map_err(err)?;
+        let boxes = tile_ir::args::boxes(program, &sizes).map_err(err)?;
+        let mut out = BTreeMap::new();
+        for (name, dims) in boxes {
+            let mut shape = Vec::with_capacity(dims.len());
+            for (lo, hi) in dims {
+                let n = hi
+                    .checked_sub(lo)
+                    .and_then(|n| usize::try_from(n).ok())
+                    .ok_or_else(|| {
+                        err(format!(
+                            "the box of `{name}` has a negative extent ({lo}..{hi})"
+                        ))
+                    })?;
+                shape.push(n);
+            }
+            out.insert(name, shape);
+        }
+        Ok(out)
+    }
+
+    /// Runs the program on `arrays` (one per parameter, in order), in
+    /// place. The target is the arrays' device. CUDA work goes on
+    /// `stream` if given, else PyTorch's current stream (torch tensors),
+    /// else the stream an array's `__cuda_array_interface__` names, else
+    /// the legacy default stream; it is not waited for unless a check the
+    /// kernels print may fail at these sizes.
+    #[pyo3(signature = (arrays, stream=None))]
+    fn run(
+        &self,
+        py: Python<'_>,
+        arrays: &Bound<'_, PyTuple>,
+        stream: Option<u64>,
+    ) -> PyResult<()> {
+        let program = self.program();
+        if arrays.len() != program.params.len() {
+            return Err(err(format!(
+                "{} arrays given, but `{}` has {} parameters",
+                arrays.len(),
+                program.name,
+                program.params.len()
+            )));
+        }
+        let mut descs = Vec::with_capacity(arrays.len());
+        for (p, obj) in program.params.iter().zip(arrays.iter()) {
+            descs.push(describe(py, &obj, What::Name(&p.name))?);
+        }
+        self.launch(py, &descs, stream)
+    }
+}
+
+impl Kernel {
+    /// Runs the program on described arrays (one per parameter, in
+    /// order): every check, then the launch (see `run`).
+    fn launch(&self, py: Python<'_>, descs: &[arrays::Desc], stream: Option<u64>) -> PyResult<()> {
+        let program = self.program();
+        let first = descs.first().map_or(Device::Cpu, |d| d.device);
+        let cuda = matches!(first, Device::Cuda(_));
+        let mut raws = Vec::with_capacity(descs.len());
+        for (p, d) in program.params.iter().zip(descs) {
+            if p.role.is_written() && !d.writable {
+                return Err(unusable(
+                    &p.name,
+                    format!("is read-only ({}), but the program writes it", d.kind),
+                ));
+            }
+            let mismatch = match (first, d.device) {
+                (Device::Cuda(Some(a)), Device::Cuda(Some(b))) => a != b,
+                (a, b) => matches!(a, Device::Cuda(_)) != matches!(b, Device::Cuda(_)),
+            };
+            if mismatch {
+                return Err(err(format!(
+                    "arrays on different devices: `{}` is on {}, `{}` on {}",
+                    program.params[0].name,
+                    first.describe(),
+                    p.name,
+                    d.device.describe()
+                )));
+            }
+            raws.push(RawArg {
+                name: p.name.clone(),
+                dtype: d.dtype,
+                shape: d.shape.clone(),
+                addr: d.addr,
+                bytes: d.bytes()?,
+            });
+        }
+        let sizes = Sizes::new();
+        if cuda {
+            let module = self.cuda_module(py)?;
+            let stream = stream
+                .or_else(|| descs.iter().find_map(|d| d.stream))
+                .unwrap_or(0);
+            // SAFETY: every address was described by its owner and is
+            // checked against the driver's allocation; the objects stay
+            // alive (`descs`) until the call returns, and later work on
+            // them follows on the same stream.
+            py.detach(|| unsafe { module.launch_raw(&raws, &sizes, stream) })
+                .map_err(err)
+        } else {
+            let module = self.cpu_module(py)?;
+            // SAFETY: each address and size come from the owning object's
+            // own description (a buffer export, a tensor) held in `descs`
+            // for the whole call.
+            py.detach(|| unsafe { module.run_raw(&raws, &sizes) })
+                .map_err(err)
+        }
+    }
+}
+
+/// A result's symbolic extent.
+#[derive(Clone, Copy)]
+enum Dim {
+    M,
+    N,
+    One,
+}
+
+/// What selects a specialization: each argument's dtype and rank.
+type Key = Vec<(tile_ir::DType, usize)>;
+
+/// A captured function's compiled specialization.
+struct Entry {
+    kernel: Py<Kernel>,
+    /// Each result's symbolic shape.
+    shapes: Vec<Vec<Dim>>,
+    /// Whether the function returns one array (not a tuple).
+    single: bool,
+    dtype: tile_ir::DType,
+}
+
+/// The call path of `@tile.jit` functions: arrays described once, the
+/// specialization found by (dtype, rank) of each argument, outputs
+/// allocated or taken from `out=`, then one launch. `helper` (Python)
+/// captures new specializations and allocates arrays.
+#[pyclass(module = "tile._native", frozen)]
+struct Function {
+    helper: Py<PyAny>,
+    cache: Mutex<Vec<(Key, Arc<Entry>)>>,
+}
+
+#[pymethods]
+impl Function {
+    #[new]
+    fn new(helper: Py<PyAny>) -> Self {
+        Function {
+            helper,
+            cache: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Everything else (`program`, `plan()`, `source()`, `capture()`,
+    /// `__name__`) is the Python helper's.
+    fn __getattr__<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+        self.helper.bind(py).getattr(name)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(self.helper.bind(py).repr()?.to_string())
+    }
+
+    #[pyo3(signature = (*args, out=None, stream=None))]
+    fn __call__(
+        &self,
+        py: Python<'_>,
+        args: &Bound<'_, PyTuple>,
+        out: Option<&Bound<'_, PyAny>>,
+        stream: Option<u64>,
+    ) -> PyResult<Py<PyAny>> {
+        let mut descs = Vec::with_capacity(args.len() + 2);
+        for (k, obj) in args.iter().enumerate() {
+            descs.push(describe(py, &obj, What::Position(k))?);
+        }
+        let key: Key = descs.iter().map(|d| (d.dtype, d.shape.len())).collect();
+        let found = {
+            let cache = self
+                .cache
+                .lock()
+                .map_err(|_| err("a previous call panicked"))?;
+            cache
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, e)| e.clone())
+        };
+        let entry = match found {
+            Some(e) => e,
+            None => {
+                let e = Arc::new(self.specialize(py, &key)?);
+                if let Ok(mut cache) = self.cache.lock() {
+                    cache.push((key, e.clone()));
+                }
+                e
+            }
+        };
+        let kernel = entry.kernel.get();
+        let outs: Bound<'_, PyTuple> = match out {
+            Some(o) => {
+                let t = if let Ok(t) = o.cast::<PyTuple>() {
+                    t.clone()
+                } else if o.is_instance_of::<pyo3::types::PyList>() {
+                    PyTuple::new(py, o.try_iter()?.collect::<PyResult<Vec<_>>>()?)?
+                } else {
+                    PyTuple::new(py, [o])?
+                };
+                if t.len() != entry.shapes.len() {
+                    return Err(err(format!(
+                        "the function has {} results, but out= holds {}",
+                        entry.shapes.len(),
+                        t.len()
+                    )));
+                }
+                t
+            }
+            None => self.allocate(py, &entry, args, &descs)?,
+        };
+        let program = kernel.program();
+        for (p, obj) in program.params[descs.len()..].iter().zip(outs.iter()) {
+            descs.push(describe(py, &obj, What::Name(&p.name))?);
+        }
+        if descs.len() != program.params.len() {
+            return Err(err(format!(
+                "{} arrays given, but the captured program has {} parameters",
+                descs.len(),
+                program.params.len()
+            )));
+        }
+        kernel.launch(py, &descs, stream)?;
+        drop(descs);
+        Ok(if entry.single {
+            outs.get_item(0)?.unbind()
+        } else {
+            outs.into_any().unbind()
+        })
+    }
+}
+
+impl Function {
+    /// Captures and compiles the function for arguments of these dtypes
+    /// and ranks (the helper's `specialize`).
+    fn specialize(&self, py: Python<'_>, key: &[(tile_ir::DType, usize)]) -> PyResult<Entry> {
+        let dtypes: Vec<&str> = key.iter().map(|(d, _)| d.name()).collect();
+        let ranks: Vec<usize> = key.iter().map(|(_, r)| *r).collect();
+        let got = self
+            .helper
+            .bind(py)
+            .call_method1("_specialize", (dtypes, ranks))?;
+        let (kernel, shapes, single, dtype): (
+            Py<Kernel>,
+            Vec<Vec<Bound<'_, PyAny>>>,
+            bool,
+            String,
+        ) = got.extract()?;
+        let shapes = shapes
+            .into_iter()
+            .map(|s| {
+                s.into_iter()
+                    .map(|d| match d.extract::<String>().ok().as_deref() {
+                        Some("M") => Ok(Dim::M),
+                        Some("N") => Ok(Dim::N),
+                        _ => Ok(Dim::One),
+                    })
+                    .collect::<PyResult<Vec<Dim>>>()
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        let dtype = tile_ir::DType::from_name(&dtype)
+            .ok_or_else(|| err(format!("unknown dtype {dtype}")))?;
+        Ok(Entry {
+            kernel,
+            shapes,
+            single,
+            dtype,
+        })
+    }
+
+    /// New result arrays like the first argument (the helper's `alloc`),
+    /// sized from the arguments: the first of rank 2 gives (M, N), else
+    /// one of rank 1 gives N.
+    fn allocate<'py>(
+        &self,
+        py: Python<'py>,
+        entry: &Entry,
+        args: &Bound<'py, PyTuple>,
+        descs: &[arrays::Desc],
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let (mut m, mut n) = (None, None);
+        for d in descs {
+            match d.shape.as_slice() {
+                [a, b] => {
+                    (m, n) = (Some(*a), Some(*b));
+                    break;
+                }
+                [b] if n.is_none() => n = Some(*b),
+                _ => {}
+            }
+        }
+        let mut shapes = Vec::with_capacity(entry.shapes.len());
+        for s in &entry.shapes {
+            let mut shape = Vec::with_capacity(s.len());
+            for d in s {
+                shape.push(match d {
+                    Dim::M => m.ok_or_else(|| err("no argument of rank 2 gives M"))?,
+                    Dim::N => n.ok_or_else(|| err("no argument gives N"))?,
+                    Dim::One => 1,
+                });
+            }
+            shapes.push(PyTuple::new(py, shape)?);
+        }
+        let like = args
+            .get_item(0)
+            .map_err(|_| err("a captured function needs at least one array"))?;
+        let got = self
+            .helper
+            .bind(py)
+            .call_method1("_alloc", (like, shapes, entry.dtype.name()))?;
+        Ok(got.cast_into::<PyTuple>()?)
+    }
+}
+
+/// Describes an array as `(kind, dtype, shape, device)`, the way `run`
+/// sees it (for tests and allocation).
+#[pyfunction]
+fn describe_array(
+    py: Python<'_>,
+    obj: &Bound<'_, PyAny>,
+) -> PyResult<(&'static str, &'static str, Vec<usize>, String)> {
+    let d = describe(py, obj, What::Name("array"))?;
+    Ok((d.kind, d.dtype.name(), d.shape.clone(), d.device.describe()))
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Kernel>()?;
+    m.add_class::<Function>()?;
+    m.add_function(wrap_pyfunction!(describe_array, m)?)?;
+    m.add("TileError", m.py().get_type::<TileError>())?;
+    Ok(())
+}

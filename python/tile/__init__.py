@@ -1,0 +1,303 @@
+"""Tile from Python: fused element-wise and row-reduction kernels on NumPy
+arrays, PyTorch tensors (CPU and CUDA), CuPy arrays, and anything with
+`__cuda_array_interface__` or `__dlpack__`, without copies.
+
+Two ways in:
+
+- `@tile.jit` captures a Python function over symbolic arrays into a Tile
+  program (`f.program` shows it) and runs it, one compiled kernel per
+  argument dtypes and ranks (shapes are symbolic: a new shape does not
+  recompile);
+- `tile.compile(text)` takes a program written in the `.tile` language and
+  runs it on named arrays.
+
+Every argument is checked before anything runs (dtype, shape, contiguity,
+overlap of outputs with other arguments, CUDA addresses against their
+allocations); a refused call raises `tile.TileError` (a `ValueError`) and
+writes nothing.
+"""
+
+import json
+
+from . import _capture
+from ._capture import Tensor, where
+from ._native import Function as _NativeFunction
+from ._native import Kernel as _NativeKernel
+from ._native import TileError, describe_array
+
+__all__ = [
+    "TileError", "Tensor", "Kernel", "Function", "compile", "jit", "where", "sum", "max",
+    "min", "mean", "maximum", "minimum", "abs", "exp", "exp2", "log", "log2", "sqrt",
+    "rsqrt", "tanh", "sigmoid", "erf", "sin", "cos", "floor", "ceil", "pow", "fma",
+    "describe_array",
+]
+
+TileError.__module__ = "tile"
+
+
+# --------------------------------------------------------------------------
+# Functions usable inside a captured function.
+
+
+def _unary(name):
+    def f(x):
+        return _capture._call(name, x)
+
+    f.__name__ = name
+    f.__qualname__ = name
+    f.__doc__ = f"Elementwise `{name}` (Tile's `{name}`), while capturing."
+    return f
+
+
+abs = _unary("abs")  # noqa: A001
+exp = _unary("exp")
+exp2 = _unary("exp2")
+log = _unary("log")
+log2 = _unary("log2")
+sqrt = _unary("sqrt")
+rsqrt = _unary("rsqrt")
+tanh = _unary("tanh")
+sigmoid = _unary("sigmoid")
+erf = _unary("erf")
+sin = _unary("sin")
+cos = _unary("cos")
+floor = _unary("floor")
+ceil = _unary("ceil")
+
+
+def pow(x, y):  # noqa: A001
+    """Elementwise `x ** y`, while capturing."""
+    return _capture._call("pow", x, y)
+
+
+def fma(a, b, c):
+    """Elementwise `a * b + c` with one rounding, while capturing."""
+    return _capture._call("fma", a, b, c)
+
+
+def maximum(a, b):
+    """Elementwise maximum (Tile's `max(a, b)`), while capturing."""
+    return _capture._call("max", a, b)
+
+
+def minimum(a, b):
+    """Elementwise minimum (Tile's `min(a, b)`), while capturing."""
+    return _capture._call("min", a, b)
+
+
+def sum(x, axis=-1, keepdims=False):  # noqa: A001
+    """Sum along the last axis, while capturing."""
+    return _capture.reduce("sum", x, axis, keepdims)
+
+
+def max(x, axis=-1, keepdims=False):  # noqa: A001
+    """Maximum along the last axis, while capturing."""
+    return _capture.reduce("max", x, axis, keepdims)
+
+
+def min(x, axis=-1, keepdims=False):  # noqa: A001
+    """Minimum along the last axis, while capturing."""
+    return _capture.reduce("min", x, axis, keepdims)
+
+
+def mean(x, axis=-1, keepdims=False):
+    """Mean along the last axis, while capturing."""
+    return _capture.reduce("mean", x, axis, keepdims)
+
+
+# --------------------------------------------------------------------------
+# Arrays.
+
+_DTYPES = {"f32": "float32", "f64": "float64", "i32": "int32", "bool": "bool"}
+
+
+def _alloc(like, shape, dtype, zeros):
+    """A new array of `shape` and Tile dtype `dtype`, from the library and
+    on the device of `like`."""
+    lib = type(like).__module__.split(".")[0]
+    name = _DTYPES[dtype]
+    if lib == "numpy":
+        import numpy
+
+        return (numpy.zeros if zeros else numpy.empty)(shape, dtype=name)
+    if lib == "torch":
+        import torch
+
+        return (torch.zeros if zeros else torch.empty)(
+            shape, dtype=getattr(torch, name), device=like.device
+        )
+    if lib == "cupy":
+        import cupy
+
+        with like.device:
+            return (cupy.zeros if zeros else cupy.empty)(shape, dtype=name)
+    space = getattr(like, "__array_namespace__", None)
+    if space is not None:
+        xp = space()
+        return (xp.zeros if zeros else xp.empty)(shape, dtype=getattr(xp, name), device=like.device)
+    raise TileError(
+        f"cannot allocate outputs like a {type(like).__name__}: pass the output arrays (out=...)"
+    )
+
+
+# --------------------------------------------------------------------------
+# Programs as text.
+
+
+class Kernel:
+    """A program, verified and planned; compiled per target on first use.
+    Call it with named arrays: `k(x=a, value=v, grad=g)`."""
+
+    def __init__(self, native):
+        self._k = native
+        self._params = native.params
+        self._written = [p[0] for p in self._params if p[1] != "in"]
+
+    @property
+    def name(self):
+        """The program's name."""
+        return self._k.name
+
+    @property
+    def program(self):
+        """The program in normal form (`.tile` text)."""
+        return self._k.text
+
+    @property
+    def params(self):
+        """Parameters: a list of `(name, role, dtype, rank)`."""
+        return list(self._params)
+
+    def plan(self):
+        """The plan, as `tile plan --json` prints it (a dict)."""
+        return json.loads(self._k.plan_json())
+
+    def plan_text(self):
+        """The plan, as `tile plan` prints it."""
+        return self._k.plan_text()
+
+    def source(self, target="cpu"):
+        """The generated source: C for `cpu`, CUDA C for `cuda`."""
+        return self._k.source(target)
+
+    def __repr__(self):
+        sig = ", ".join(f"{n}: {r} {d} (rank {k})" for n, r, d, k in self._params)
+        return f"<tile.Kernel {self.name}({sig})>"
+
+    def __call__(self, stream=None, **arrays):
+        """Runs the program on named arrays, in place. `out` parameters not
+        given are allocated (zeros, like the first array given, on its
+        device); `in` and `inout` parameters are required. Returns the
+        written arrays in parameter order (one array if there is one)."""
+        names = [p[0] for p in self._params]
+        unknown = [n for n in arrays if n not in names]
+        if unknown:
+            raise TileError(
+                f"argument `{unknown[0]}` does not name a parameter of `{self.name}` "
+                f"(parameters: {', '.join(names)})"
+            )
+        missing = [p for p in self._params if p[0] not in arrays]
+        if missing:
+            required = [p[0] for p in missing if p[1] != "out"]
+            if required:
+                raise TileError(f"missing argument for parameter `{required[0]}` of `{self.name}`")
+            if not arrays:
+                raise TileError(f"`{self.name}` needs at least one array to size its outputs")
+            like = next(iter(arrays.values()))
+            given = [(n, list(_shape(a))) for n, a in arrays.items()]
+            shapes = self._k.shapes(given)
+            for n, _, dtype, _ in missing:
+                arrays[n] = _alloc(like, tuple(shapes[n]), dtype, zeros=True)
+        self._k.run(tuple(arrays[n] for n in names), stream)
+        out = tuple(arrays[n] for n in self._written)
+        return out[0] if len(out) == 1 else out
+
+
+def _shape(a):
+    shape = getattr(a, "shape", None)
+    if shape is None:
+        shape = describe_array(a)[2]
+    return tuple(shape)
+
+
+def compile(text, program=None, *, fusion=True, file="<string>"):  # noqa: A001
+    """A `Kernel` from `.tile` text. `program` selects one when the text
+    holds several; `fusion=False` plans without fusion (for comparison).
+    Errors name `file`, line and column."""
+    return Kernel(_NativeKernel(text, program, file, fusion))
+
+
+# --------------------------------------------------------------------------
+# Capture.
+
+
+class Function:
+    """The Python side of a captured function (`tile.jit`): captures a
+    specialization per argument dtypes and ranks, allocates results, and
+    shows the captured program. Calls go through the native dispatcher,
+    which describes the arrays once and launches."""
+
+    def __init__(self, fn):
+        self._fn = fn
+        self._last = None
+        self.__name__ = getattr(fn, "__name__", "captured")
+        self.__doc__ = getattr(fn, "__doc__", None)
+        self.__wrapped__ = fn
+
+    def _specialize(self, dtypes, ranks):
+        """(native kernel, result shapes, single, dtype) for arguments of
+        these Tile dtypes and ranks."""
+        kinds = set(dtypes)
+        if len(kinds) != 1 or not kinds <= {"f32", "f64"}:
+            raise TileError(
+                f"{self.__name__}: captured functions take float32 or float64 arrays of one dtype "
+                f"(got {', '.join(dtypes)}); use tile.compile for other programs"
+            )
+        dtype = dtypes[0]
+        text, shapes, single = _capture.capture(self._fn, list(ranks), dtype)
+        kernel = compile(text, file=f"<captured {self.__name__}>")
+        self._last = kernel
+        return kernel._k, [list(s) for s in shapes], single, dtype
+
+    def _alloc(self, like, shapes, dtype):
+        return tuple(_alloc(like, s, dtype, zeros=False) for s in shapes)
+
+    def capture(self, *ranks, dtype="f32"):
+        """The `Kernel` for arguments of these ranks (default: all 2) and
+        dtype, without running anything."""
+        if not ranks:
+            ranks = (2,) * len(_capture.inspect.signature(self._fn).parameters)
+        text, _, _ = _capture.capture(self._fn, list(ranks), dtype)
+        return compile(text, file=f"<captured {self.__name__}>")
+
+    def _kernel(self):
+        return self._last if self._last is not None else self.capture()
+
+    @property
+    def program(self):
+        """The captured `.tile` text (of the last specialization captured;
+        before any call, for float32 arrays of rank 2)."""
+        return self._kernel().program
+
+    def plan(self):
+        """What `tile plan --json` prints for `program` (a dict)."""
+        return self._kernel().plan()
+
+    def plan_text(self):
+        """What `tile plan` prints for `program`."""
+        return self._kernel().plan_text()
+
+    def source(self, target="cpu"):
+        """The generated source of `program` for `target`."""
+        return self._kernel().source(target)
+
+    def __repr__(self):
+        return f"<tile.jit {self.__name__}>"
+
+
+def jit(fn):
+    """Captures `fn` (a function of arrays returning an array or a tuple of
+    arrays). Call the result on arrays: `f(x)` allocates the results like
+    `x`; `f(x, out=(a, b))` writes them in place; `stream=` picks a CUDA
+    stream. `f.program`, `f.plan()` and `f.source(target)` show what runs."""
+    return _NativeFunction(Function(fn))
