@@ -10,4 +10,9 @@ cp target/release/examples/cuda_rows target/release/examples/cuda_pairs .device-
 cp "$(newest gpu)" .device-carry/gpu
 cp "$(newest emit)" .device-carry/emit
 cp "$(newest hostile)" .device-carry/hostile
+# The Python package's wheel, and pytest's wheels for a machine without
+# network access.
+rm -rf .device-carry/wheels; mkdir -p .device-carry/wheels
+maturin build --release -m python/Cargo.toml -o .device-carry/wheels >/dev/null
+pip download -q pytest -d .device-carry/wheels
 ls -la .device-carry

@@ -14,6 +14,11 @@
 #                  collects it (seed.tgz, seed.txt) and audits it
 #   controls       the six-round controls suite against torch_eager
 #                  (controls.tgz, controls.txt)
+#   python         installs the wheels into /tmp/pylib (on PYTHONPATH, so
+#                  the machine's torch and CuPy stay visible) and runs
+#                  pytest (python_tests.log)
+#   pybench        the six-round sigmoid_pair suite with tile_py and
+#                  torch_eager (pybench.tgz, pybench.txt)
 #
 # Logs and results go to $OUT (default /tmp/tile-out).
 set -uo pipefail
@@ -71,6 +76,23 @@ for step in "$@"; do
     tar -C /tmp -czf "$out/controls.tgz" controls
     "$carry/tile" audit /tmp/controls/results.json 2>&1 | tail -3
     tail -45 "$out/controls.txt"
+    ;;
+  python)
+    # Installed into a directory on PYTHONPATH, so the machine's Python
+    # keeps its own torch, CuPy and numpy (wherever they live).
+    rm -rf /tmp/pylib
+    python3 -m pip install -q --no-index --no-deps --target /tmp/pylib "$carry"/wheels/*.whl 2>&1 | tail -2
+    export PYTHONPATH=/tmp/pylib
+    python3 -c "import tile, numpy, torch; print('tile', tile.__version__, 'from', tile.__file__, '| torch', torch.__version__)"
+    (cd /tmp && python3 -m pytest -v -rs "$OLDPWD/python/tests") > "$out/python_tests.log" 2>&1
+    grep -E "passed|failed|SKIPPED|Error" "$out/python_tests.log" | tail -15
+    ;;
+  pybench)
+    rm -rf /tmp/pybench
+    PYTHONPATH=/tmp/pylib "$carry/tile" bench --target cuda --cases sigmoid_pair --peers tile_py,torch_eager --out /tmp/pybench 2>"$out/pybench.err" > "$out/pybench.txt"
+    tar -C /tmp -czf "$out/pybench.tgz" pybench
+    "$carry/tile" audit /tmp/pybench/results.json 2>&1 | tail -3
+    tail -30 "$out/pybench.txt"
     ;;
   *)
     echo "unknown step $step"; exit 2

@@ -10,4 +10,4 @@ Each module defines:
   `common.NotAvailable` for a target or graph it does not serve.
 """
 
-FRAMEWORKS = ("numpy_eager", "torch_eager", "torch_compile", "jax_jit", "cupy_elementwise")
+FRAMEWORKS = ("numpy_eager", "torch_eager", "torch_compile", "jax_jit", "cupy_elementwise", "tile_py")

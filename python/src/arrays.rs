@@ -50,9 +50,12 @@ pub struct Desc {
     pub device: Device,
     /// Whether Tile may write it.
     pub writable: bool,
-    /// The stream its producer names (PyTorch's current stream of the
-    /// tensor's device, or the CUDA array interface's `stream`).
+    /// The stream its producer names (the CUDA array interface's
+    /// `stream`).
     pub stream: Option<u64>,
+    /// The CUDA device of a PyTorch tensor (whose current stream is then
+    /// the launch's).
+    pub torch_device: Option<i32>,
     /// Where it came from, for messages.
     pub kind: &'static str,
     keep: Keep,
@@ -109,12 +112,14 @@ pub fn describe(py: Python<'_>, obj: &Bound<'_, PyAny>, what: What<'_>) -> PyRes
     if is_torch_tensor(obj)? {
         return torch(py, obj, what);
     }
+    // Before the buffer protocol: CuPy arrays export one that refuses
+    // device memory.
+    if let Ok(cai) = obj.getattr("__cuda_array_interface__") {
+        return cuda_interface(obj, &cai, what);
+    }
     // SAFETY: a valid object pointer.
     if unsafe { ffi::PyObject_CheckBuffer(obj.as_ptr()) } == 1 {
         return buffer(obj, what);
-    }
-    if let Ok(cai) = obj.getattr("__cuda_array_interface__") {
-        return cuda_interface(obj, &cai, what);
     }
     if obj.hasattr("__dlpack__")? {
         return dlpack(obj, what);
@@ -216,6 +221,7 @@ fn numpy_array(py: Python<'_>, obj: &Bound<'_, PyAny>, what: What<'_>) -> PyResu
         device: Device::Cpu,
         writable: a.flags & WRITEABLE != 0,
         stream: None,
+        torch_device: None,
         kind: "numpy.ndarray",
         keep: Keep::Object(obj.clone().unbind()),
     }))
@@ -261,22 +267,32 @@ fn check_compact(shape: &[usize], strides: &[i64], itemsize: i64, what: &str) ->
 }
 
 fn torch(py: Python<'_>, obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Desc> {
-    let dtype = obj.getattr("dtype")?.str()?;
-    let dtype = dtype_named(dtype.to_str()?.trim_start_matches("torch."), what)?;
+    // PyTorch's dtype objects, compared by identity.
+    static DTYPES: PyOnceLock<Vec<(Py<PyAny>, DType)>> = PyOnceLock::new();
+    let dtypes = DTYPES.get_or_try_init(py, || -> PyResult<_> {
+        let torch = py.import("torch")?;
+        Ok(vec![
+            (torch.getattr("float32")?.unbind(), DType::F32),
+            (torch.getattr("float64")?.unbind(), DType::F64),
+            (torch.getattr("int32")?.unbind(), DType::I32),
+            (torch.getattr("bool")?.unbind(), DType::Bool),
+        ])
+    })?;
+    let dt = obj.getattr("dtype")?;
+    let dtype = match dtypes.iter().find(|(d, _)| d.as_ptr() == dt.as_ptr()) {
+        Some((_, t)) => *t,
+        None => dtype_named(dt.str()?.to_str()?.trim_start_matches("torch."), what)?,
+    };
+    let shape: Vec<usize> = obj.getattr("shape")?.extract()?;
     if !obj.call_method0("is_contiguous")?.extract::<bool>()? {
         let strides: Vec<i64> = obj.call_method0("stride")?.extract()?;
-        let shape: Vec<usize> = obj.getattr("shape")?.extract()?;
         check_compact(&shape, &strides, 1, what)?;
     }
-    let shape: Vec<usize> = obj.getattr("shape")?.extract()?;
     let addr: u64 = obj.call_method0("data_ptr")?.extract()?;
     let cuda: bool = obj.getattr("is_cuda")?.extract()?;
-    let (device, stream) = if cuda {
+    let (device, torch_device) = if cuda {
         let ordinal: i32 = obj.call_method0("get_device")?.extract()?;
-        (
-            Device::Cuda(Some(ordinal)),
-            Some(torch_stream(py, ordinal)?),
-        )
+        (Device::Cuda(Some(ordinal)), Some(ordinal))
     } else {
         let kind = obj.getattr("device")?.getattr("type")?.str()?.to_string();
         if kind != "cpu" {
@@ -293,14 +309,15 @@ fn torch(py: Python<'_>, obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Desc> {
         dtype,
         device,
         writable: true,
-        stream,
+        stream: None,
+        torch_device,
         kind: "torch.Tensor",
         keep: Keep::Object(obj.clone().unbind()),
     })
 }
 
 /// PyTorch's current stream on device `ordinal`, as a raw `cudaStream_t`.
-fn torch_stream(py: Python<'_>, ordinal: i32) -> PyResult<u64> {
+pub fn torch_stream(py: Python<'_>, ordinal: i32) -> PyResult<u64> {
     static GET: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
     let get = GET.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
         Ok(py
@@ -349,6 +366,7 @@ fn buffer(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Desc> {
         device: Device::Cpu,
         writable: !readonly,
         stream: None,
+        torch_device: None,
         kind: "buffer",
         keep: Keep::Buffer(view),
     };
@@ -426,6 +444,7 @@ fn cuda_interface(obj: &Bound<'_, PyAny>, cai: &Bound<'_, PyAny>, what: &str) ->
         device: Device::Cuda(None),
         writable: !readonly,
         stream,
+        torch_device: None,
         kind: "__cuda_array_interface__",
         keep: Keep::Object(obj.clone().unbind()),
     })
@@ -516,6 +535,7 @@ fn dlpack(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Desc> {
         // outputs must come through another protocol.
         writable: false,
         stream: None,
+        torch_device: None,
         kind: "__dlpack__",
         keep: Keep::Object(capsule.unbind()),
     })

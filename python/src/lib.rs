@@ -261,14 +261,21 @@ impl Kernel {
         let sizes = Sizes::new();
         if cuda {
             let module = self.cuda_module(py)?;
-            let stream = stream
-                .or_else(|| descs.iter().find_map(|d| d.stream))
-                .unwrap_or(0);
-            // SAFETY: every address was described by its owner and is
-            // checked against the driver's allocation; the objects stay
+            let stream = match stream {
+                Some(s) => s,
+                None => match descs.iter().find_map(|d| d.torch_device) {
+                    Some(device) => arrays::torch_stream(py, device)?,
+                    None => descs.iter().find_map(|d| d.stream).unwrap_or(0),
+                },
+            };
+            // SAFETY: every address was described by its owner; those not
+            // from PyTorch tensors (which PyTorch keeps inside their
+            // storage) are checked against the driver's allocation; the
+            // objects stay
             // alive (`descs`) until the call returns, and later work on
             // them follows on the same stream.
-            py.detach(|| unsafe { module.launch_raw(&raws, &sizes, stream) })
+            let trusted: Vec<bool> = descs.iter().map(|d| d.torch_device.is_some()).collect();
+            py.detach(|| unsafe { module.launch_raw(&raws, &trusted, &sizes, stream) })
                 .map_err(err)
         } else {
             let module = self.cpu_module(py)?;

@@ -34,6 +34,13 @@ __all__ = [
 
 TileError.__module__ = "tile"
 
+try:
+    from importlib.metadata import version as _version
+
+    __version__ = _version("tile")
+except Exception:  # noqa: BLE001 (running from a source tree)
+    __version__ = "unknown"
+
 
 # --------------------------------------------------------------------------
 # Functions usable inside a captured function.

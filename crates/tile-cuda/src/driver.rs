@@ -67,7 +67,7 @@ driver_api! {
     event_synchronize: "cuEventSynchronize" => fn(Handle);
     event_elapsed_time: "cuEventElapsedTime" => fn(*mut f32, Handle, Handle);
     get_error_string: "cuGetErrorString" => fn(CuResult, *mut *const c_char);
-    pointer_get_attribute: "cuPointerGetAttribute" => fn(*mut c_void, c_int, DevicePtr);
+    pointer_get_attributes: "cuPointerGetAttributes" => fn(c_uint, *mut c_int, *mut *mut c_void, DevicePtr);
 }
 
 /// `CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT`.

@@ -115,14 +115,34 @@ pub struct CudaModule {
     id: u64,
     /// The last raw arguments' binding.
     bound: tile_ir::args::RawBinding,
-    /// The last sizes proven for raw launches, and whether a check may
-    /// fail at them.
-    proven: Mutex<Option<(Sizes, bool)>>,
+    /// The last sizes proven for raw launches, whether a check may fail
+    /// at them, and their launches.
+    proven: Mutex<Option<(Sizes, bool, Arc<Launches>)>>,
     /// The failure word of raw launches, and the lock that serialises
     /// launches that may write it.
     word: OnceLock<DeviceBuffer>,
     failing: Mutex<()>,
 }
+
+/// One kernel's launch at given sizes.
+struct Launch {
+    func: crate::driver::Handle,
+    grid: (u32, u32),
+    block: u32,
+    shared: u32,
+    /// Its parameters, as indices into the program's.
+    params: Vec<usize>,
+}
+
+/// A plan's launches at given sizes, and the size symbols' values.
+struct Launches {
+    sizes: [i64; 16],
+    kernels: Vec<Launch>,
+}
+
+// SAFETY: function handles are plain driver handles (see CudaModule).
+unsafe impl Send for Launches {}
+unsafe impl Sync for Launches {}
 
 /// An argument error about one raw argument.
 fn raw_error(a: &tile_ir::args::RawArg, reason: String) -> tile_ir::ArgError {
@@ -354,16 +374,21 @@ impl CudaModule {
     /// ([`tile_plan::RangeProof`]): then the call waits for `stream` and
     /// reports the failure.
     ///
-    /// Besides [`tile_ir::args::bind_raw`]'s checks, every argument's
-    /// memory must lie inside one allocation on this module's device (the
-    /// driver's record of it), so an address made up or freed is refused.
+    /// Besides [`tile_ir::args::bind_raw`]'s checks, the memory of every
+    /// argument not marked in `trusted` must lie inside one allocation on
+    /// this module's device (the driver's record of it, one driver call
+    /// per argument), so an address made up or freed is refused. A caller
+    /// marks an argument trusted when its owner already guarantees that
+    /// (PyTorch checks every tensor view against its storage).
     ///
     /// # Safety
     /// The memory must stay allocated, and not be written by other work
-    /// on other streams, until the kernels on `stream` finish.
+    /// on other streams, until the kernels on `stream` finish; trusted
+    /// arguments must lie inside allocations of this module's device.
     pub unsafe fn launch_raw(
         &self,
         args: &[tile_ir::args::RawArg],
+        trusted: &[bool],
         explicit: &Sizes,
         stream: u64,
     ) -> Result<(), CudaError> {
@@ -371,13 +396,13 @@ impl CudaModule {
         let sizes = self.bound.bind(program, args, explicit)?;
         self.gpu.bind()?;
         let mut addrs = vec![0u64; program.params.len()];
-        for a in args {
+        for (k, a) in args.iter().enumerate() {
             let i = program
                 .params
                 .iter()
                 .position(|p| p.name == a.name)
                 .ok_or_else(|| CudaError::Args(tile_ir::ArgError::Unknown(a.name.clone())))?;
-            if a.bytes > 0 {
+            if a.bytes > 0 && !trusted.get(k).copied().unwrap_or(false) {
                 let (start, size, ordinal) = self.gpu.allocation(a.addr).map_err(|e| {
                     CudaError::Args(raw_error(
                         a,
@@ -409,12 +434,12 @@ impl CudaModule {
             }
             addrs[i] = a.addr;
         }
-        let may_fail = self.prove(&sizes)?;
+        let (may_fail, launches) = self.prove(&sizes)?;
         let stream = stream as usize as crate::driver::Handle;
         if !may_fail {
             // No check can fail: the failure word is never written.
             let err = self.failure_word()?;
-            return self.launch_kernels(&sizes, &addrs, err.ptr, stream);
+            return self.fire(&launches, &addrs, err.ptr, stream);
         }
         // A check may fail: launches are serialised on the word, and the
         // call waits to read it.
@@ -424,26 +449,27 @@ impl CudaModule {
             )
         })?;
         let err = self.failure_word()?;
-        self.launch_kernels(&sizes, &addrs, err.ptr, stream)?;
+        self.fire(&launches, &addrs, err.ptr, stream)?;
         self.gpu.sync_stream(stream)?;
         self.read_failure(err)
     }
 
-    /// `check_ranges` at `sizes`, remembered for the last sizes; whether a
-    /// printed check may fail.
-    fn prove(&self, sizes: &Sizes) -> Result<bool, CudaError> {
+    /// `check_ranges` at `sizes`, remembered for the last sizes: whether a
+    /// printed check may fail, and the launches.
+    fn prove(&self, sizes: &Sizes) -> Result<(bool, Arc<Launches>), CudaError> {
         if let Ok(p) = self.proven.lock() {
-            if let Some((s, may_fail)) = p.as_ref() {
+            if let Some((s, may_fail, launches)) = p.as_ref() {
                 if s == sizes {
-                    return Ok(*may_fail);
+                    return Ok((*may_fail, launches.clone()));
                 }
             }
         }
         let proof = tile_plan::check_ranges(&self.plan, sizes)?;
+        let launches = Arc::new(self.configure(sizes)?);
         if let Ok(mut p) = self.proven.lock() {
-            *p = Some((sizes.clone(), proof.checks_may_fail));
+            *p = Some((sizes.clone(), proof.checks_may_fail, launches.clone()));
         }
-        Ok(proof.checks_may_fail)
+        Ok((proof.checks_may_fail, launches))
     }
 
     /// The module's failure word for raw launches (zeroed when made, and
@@ -467,6 +493,42 @@ impl CudaModule {
         err: u64,
         stream: crate::driver::Handle,
     ) -> Result<(), CudaError> {
+        let launches = self.configure(sizes)?;
+        self.fire(&launches, addrs, err, stream)
+    }
+
+    /// Issues `launches` on `stream`.
+    fn fire(
+        &self,
+        launches: &Launches,
+        addrs: &[u64],
+        err: u64,
+        stream: crate::driver::Handle,
+    ) -> Result<(), CudaError> {
+        for l in &launches.kernels {
+            let mut a = [0u64; 32];
+            for (slot, &p) in a.iter_mut().zip(&l.params) {
+                *slot = *addrs
+                    .get(p)
+                    .ok_or_else(|| CudaError::Unsupported("a parameter has no address".into()))?;
+            }
+            let args = TileArgs {
+                lo: 0,
+                hi: 0,
+                s: launches.sizes,
+                a,
+                err,
+            };
+            self.gpu
+                .launch(stream, l.func, l.grid, l.block, l.shared, &args)?;
+        }
+        Ok(())
+    }
+
+    /// Every kernel's launch at proven `sizes`: entry point, grid, block,
+    /// dynamic shared memory and parameters (kernels with no work are left
+    /// out).
+    fn configure(&self, sizes: &Sizes) -> Result<Launches, CudaError> {
         let program = &self.plan.program;
         let symbols = program.size_symbols();
         if symbols.len() > 16 {
@@ -481,30 +543,36 @@ impl CudaModule {
                 .get(sym)
                 .ok_or_else(|| CudaError::Args(tile_ir::ArgError::Unbound(sym.clone())))?;
         }
+        let mut kernels = Vec::with_capacity(self.plan.kernels.len());
         for (n, k) in self.plan.kernels.iter().enumerate() {
-            let params = k.params(program);
-            if params.len() > 32 {
+            let kparams = k.params(program);
+            if kparams.len() > 32 {
                 return Err(CudaError::Unsupported(format!(
                     "kernel {} has {} parameters (at most 32)",
                     k.name,
-                    params.len()
+                    kparams.len()
                 )));
             }
-            let mut a = [0u64; 32];
-            for (i, p) in params.iter().enumerate() {
-                let at = program
-                    .params
-                    .iter()
-                    .position(|q| q.name == p.name)
-                    .ok_or_else(|| CudaError::Args(tile_ir::ArgError::Missing(p.name.clone())))?;
-                a[i] = addrs[at];
+            let mut params = Vec::with_capacity(kparams.len());
+            for p in &kparams {
+                params.push(
+                    program
+                        .params
+                        .iter()
+                        .position(|q| q.name == p.name)
+                        .ok_or_else(|| {
+                            CudaError::Args(tile_ir::ArgError::Missing(p.name.clone()))
+                        })?,
+                );
             }
-            let args = TileArgs {
-                lo: 0,
-                hi: 0,
-                s,
-                a,
-                err,
+            let mut add = |func, grid, block, shared| {
+                kernels.push(Launch {
+                    func,
+                    grid,
+                    block,
+                    shared,
+                    params: params.clone(),
+                })
             };
             // Checked extents; the caller proved (check_ranges) that every
             // kernel's domain holds fewer than 2^62 points, so their
@@ -515,7 +583,7 @@ impl CudaModule {
             match k.mapping {
                 Mapping::ElementGrid | Mapping::Split => {
                     if exts.is_empty() {
-                        self.gpu.launch(stream, f, (1, 1), 1, 0, &args)?;
+                        add(f, (1, 1), 1, 0);
                         continue;
                     }
                     if exts.contains(&0) {
@@ -533,7 +601,7 @@ impl CudaModule {
                     };
                     let gx = ((cols + block as i64 - 1) / block as i64).clamp(1, 1 << 30) as u32;
                     let gy = rows.clamp(1, 65535) as u32;
-                    self.gpu.launch(stream, func, (gx, gy), block, 0, &args)?;
+                    add(func, (gx, gy), block, 0);
                 }
                 Mapping::RowReduction => {
                     let nrows = exts.first().copied().unwrap_or(0);
@@ -559,20 +627,19 @@ impl CudaModule {
                             });
                             // Whole warps: block reductions shuffle across all 32 lanes.
                             let block = block.clamp(32, 1024) / 32 * 32;
-                            self.gpu
-                                .launch(stream, staged, (grid, 1), block, bytes, &args)?
+                            add(staged, (grid, 1), block, bytes)
                         }
                         _ => {
                             let block =
                                 self.opts.row_block.unwrap_or(256).clamp(32, 1024) / 32 * 32;
-                            self.gpu.launch(stream, f, (grid, 1), block, 0, &args)?
+                            add(f, (grid, 1), block, 0)
                         }
                     }
                 }
-                Mapping::Serial => self.gpu.launch(stream, f, (1, 1), 1, 0, &args)?,
+                Mapping::Serial => add(f, (1, 1), 1, 0),
             }
         }
-        Ok(())
+        Ok(Launches { sizes: s, kernels })
     }
 
     /// Dynamic shared memory for kernel `n`'s `_rows` entry point at these

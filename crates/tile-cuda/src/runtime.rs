@@ -162,19 +162,26 @@ impl Gpu {
     pub(crate) fn allocation(&self, ptr: DevicePtr) -> Result<(u64, u64, i32), CudaError> {
         self.bind()?;
         let (mut start, mut size, mut ordinal) = (0u64, 0u64, -1i32);
+        let mut attrs = [PTR_RANGE_START, PTR_RANGE_SIZE, PTR_DEVICE_ORDINAL];
+        let mut outs = [
+            &mut start as *mut u64 as *mut c_void,
+            &mut size as *mut u64 as *mut c_void,
+            &mut ordinal as *mut i32 as *mut c_void,
+        ];
         // SAFETY: each attribute is written to an out-value of its
-        // documented type (CUdeviceptr, size_t, int).
-        unsafe {
-            for (attr, out) in [
-                (PTR_RANGE_START, &mut start as *mut u64 as *mut c_void),
-                (PTR_RANGE_SIZE, &mut size as *mut u64 as *mut c_void),
-                (PTR_DEVICE_ORDINAL, &mut ordinal as *mut i32 as *mut c_void),
-            ] {
-                self.drv.check(
-                    (self.drv.pointer_get_attribute)(out, attr, ptr),
-                    "cuPointerGetAttribute",
-                )?;
-            }
+        // documented type (CUdeviceptr, size_t, int), in one call.
+        self.drv.check(
+            unsafe {
+                (self.drv.pointer_get_attributes)(3, attrs.as_mut_ptr(), outs.as_mut_ptr(), ptr)
+            },
+            "cuPointerGetAttributes",
+        )?;
+        if size == 0 {
+            return Err(CudaError::Driver {
+                call: "cuPointerGetAttributes".into(),
+                code: 1,
+                message: "no allocation holds this address".into(),
+            });
         }
         Ok((start, size, ordinal))
     }
