@@ -431,6 +431,20 @@ class Runner:
         """Release device memory and caches (outside every timed region)."""
 
 
+def torch_event_time(torch, events, fn, n):
+    """Seconds between PyTorch CUDA events recorded on the current stream
+    around `n` calls of `fn` (the device idle before the first): the
+    `gpu_time` of every peer that runs on PyTorch's stream."""
+    start, end = events
+    torch.cuda.synchronize()
+    start.record()
+    for _ in range(n):
+        fn()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) / 1e3
+
+
 # --------------------------------------------------------------------------
 # The measurement protocol.
 

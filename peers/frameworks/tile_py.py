@@ -136,15 +136,7 @@ class TileRunner(common.Runner):
             self.torch.cuda.synchronize()
 
     def gpu_time(self, n):
-        start, end = self._events
-        fn = self._fn
-        self.torch.cuda.synchronize()
-        start.record()
-        for _ in range(n):
-            fn()
-        end.record()
-        end.synchronize()
-        return start.elapsed_time(end) / 1e3
+        return common.torch_event_time(self.torch, self._events, self._fn, n)
 
     def outputs(self):
         if self.cuda:

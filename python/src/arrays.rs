@@ -39,7 +39,7 @@ enum Keep {
     Buffer(Box<ffi::Py_buffer>),
     /// The object itself holds it (tensors, CUDA array interface, DLPack
     /// capsules).
-    Object(#[allow(dead_code)] Py<PyAny>),
+    Object(Py<PyAny>),
 }
 
 /// One array, described.
@@ -48,8 +48,8 @@ pub struct Desc {
     pub shape: Vec<usize>,
     pub dtype: DType,
     pub device: Device,
-    /// Whether Tile may write it.
-    pub writable: bool,
+    /// Why Tile may not write it (None: it may).
+    pub read_only: Option<String>,
     /// The stream its producer names (the CUDA array interface's
     /// `stream`).
     pub stream: Option<u64>,
@@ -60,6 +60,39 @@ pub struct Desc {
     pub kind: &'static str,
     keep: Keep,
 }
+
+/// How a description came about: from a library Tile recognises by its
+/// C type (NumPy's ndarray, PyTorch's Tensor), with no foreign Python code
+/// run, or through a protocol whose methods may be anyone's Python code.
+impl Desc {
+    pub fn is_foreign(&self) -> bool {
+        !matches!(self.kind, NDARRAY_KIND | TORCH_KIND)
+    }
+
+    /// Describes the same object again (after foreign Python code ran,
+    /// which might have resized it).
+    pub fn refresh(&mut self, py: Python<'_>, what: What<'_>) -> PyResult<()> {
+        if self.is_foreign() {
+            return Ok(());
+        }
+        if let Keep::Object(obj) = &self.keep {
+            let obj = obj.clone_ref(py);
+            *self = describe(py, obj.bind(py), what)?;
+        }
+        Ok(())
+    }
+
+    /// The PyTorch tensor described, if it is one.
+    pub fn tensor<'py>(&self, py: Python<'py>) -> Option<&Bound<'py, PyAny>> {
+        match &self.keep {
+            Keep::Object(obj) if self.kind == TORCH_KIND => Some(obj.bind(py)),
+            _ => None,
+        }
+    }
+}
+
+const NDARRAY_KIND: &str = "numpy.ndarray";
+const TORCH_KIND: &str = "torch.Tensor";
 
 impl Desc {
     /// Its size in bytes (checked against the shape by the runtimes).
@@ -109,8 +142,22 @@ pub fn describe(py: Python<'_>, obj: &Bound<'_, PyAny>, what: What<'_>) -> PyRes
         return Ok(d);
     }
     let what = &what.to_string();
-    if is_torch_tensor(obj)? {
-        return torch(py, obj, what);
+    if let Some(t) = torch_types(py)? {
+        let ty = obj.get_type();
+        let p = ty.as_ptr();
+        if p == t.tensor.as_ptr() || p == t.parameter.as_ptr() {
+            return torch(py, obj, what);
+        }
+        // SAFETY: two type objects.
+        if unsafe { ffi::PyType_IsSubtype(p.cast(), t.base.as_ptr().cast()) } != 0 {
+            return Err(unusable(
+                what,
+                format!(
+                    "is a subclass of torch.Tensor ({}), whose methods Tile cannot trust to describe its memory: pass a plain tensor (t.as_subclass(torch.Tensor))",
+                    ty.name()?
+                ),
+            ));
+        }
     }
     // Before the buffer protocol: CuPy arrays export one that refuses
     // device memory.
@@ -133,28 +180,129 @@ pub fn describe(py: Python<'_>, obj: &Bound<'_, PyAny>, what: What<'_>) -> PyRes
     ))
 }
 
+/// `sys.modules`.
+fn modules(py: Python<'_>) -> PyResult<&Bound<'_, PyDict>> {
+    static MODULES: PyOnceLock<Py<PyDict>> = PyOnceLock::new();
+    Ok(MODULES
+        .get_or_try_init(py, || -> PyResult<_> {
+            Ok(py
+                .import("sys")?
+                .getattr("modules")?
+                .cast_into::<PyDict>()?
+                .unbind())
+        })?
+        .bind(py))
+}
+
+/// A module if it has been imported (Tile imports none itself).
+pub fn loaded<'py>(py: Python<'py>, name: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
+    modules(py)?.get_item(name)
+}
+
+/// Whether `ty` is a type defined in C by an extension module (not a
+/// heap type made by a class statement, whose attributes Python code can
+/// replace), named `module.name`.
+fn is_c_type(ty: &Bound<'_, PyAny>, module: &str, names: &[&str]) -> bool {
+    let Ok(ty) = ty.cast::<pyo3::types::PyType>() else {
+        return false;
+    };
+    // SAFETY: a type object.
+    let flags = unsafe { ffi::PyType_GetFlags(ty.as_ptr().cast()) };
+    flags & ffi::Py_TPFLAGS_HEAPTYPE == 0
+        && ty
+            .module()
+            .is_ok_and(|m| m.to_str().is_ok_and(|m| m == module))
+        && ty
+            .name()
+            .is_ok_and(|n| n.to_str().is_ok_and(|n| names.contains(&n)))
+}
+
+/// PyTorch's tensor types, once PyTorch has been imported by anyone.
+pub struct TorchTypes {
+    /// `torch.Tensor` and `torch.nn.Parameter`: the tensors Tile takes.
+    pub tensor: Py<PyAny>,
+    pub parameter: Py<PyAny>,
+    /// `torch._C.TensorBase`, the C type every tensor is an instance of.
+    pub base: Py<PyAny>,
+    /// `torch._C._CudaStreamBase`, the C type of PyTorch's CUDA streams.
+    pub stream: Option<Py<PyAny>>,
+}
+
+/// PyTorch's types, if `torch` has been imported and is PyTorch: its
+/// tensor base a C type, `Tensor` and `Parameter` derived from it.
+pub fn torch_types(py: Python<'_>) -> PyResult<Option<&'static TorchTypes>> {
+    static TORCH: PyOnceLock<Option<TorchTypes>> = PyOnceLock::new();
+    if let Some(t) = TORCH.get(py) {
+        return Ok(t.as_ref());
+    }
+    let Some(torch) = loaded(py, "torch")? else {
+        return Ok(None);
+    };
+    let found = TORCH.get_or_init(py, || {
+        let get = || -> PyResult<Option<TorchTypes>> {
+            let c = torch.getattr("_C")?;
+            let base = c
+                .getattr("TensorBase")
+                .or_else(|_| c.getattr("_TensorBase"))?;
+            if !is_c_type(&base, "torch._C", &["TensorBase", "_TensorBase"]) {
+                return Ok(None);
+            }
+            let tensor = torch.getattr("Tensor")?;
+            let parameter = torch.getattr("nn")?.getattr("Parameter")?;
+            for t in [&tensor, &parameter] {
+                // SAFETY: type objects (checked by the cast).
+                let sub = t.cast::<pyo3::types::PyType>().is_ok_and(|t| unsafe {
+                    ffi::PyType_IsSubtype(t.as_ptr().cast(), base.as_ptr().cast()) != 0
+                });
+                if !sub {
+                    return Ok(None);
+                }
+            }
+            let stream = c
+                .getattr("_CudaStreamBase")
+                .ok()
+                .filter(|s| is_c_type(s, "torch._C", &["_CudaStreamBase"]))
+                .map(Bound::unbind);
+            Ok(Some(TorchTypes {
+                tensor: tensor.unbind(),
+                parameter: parameter.unbind(),
+                base: base.unbind(),
+                stream,
+            }))
+        };
+        get().ok().flatten()
+    });
+    Ok(found.as_ref())
+}
+
 /// `numpy.ndarray`'s type object, once NumPy has been imported by anyone
-/// (0 until then).
+/// (0 until then; 1 when `numpy` is not NumPy).
 static NDARRAY: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// The fast path for an exact `numpy.ndarray`: its fields read from
 /// NumPy's C structure, whose layout NumPy keeps stable for its C API
-/// (`PyArray_DATA`, `PyArray_NDIM`, ... are field reads). Subclasses and
-/// anything unusual (non-native byte order, other dtypes, non-contiguous)
-/// go through the buffer protocol and its messages.
+/// (`PyArray_DATA`, `PyArray_NDIM`, ... are field reads). Only the C type
+/// named `numpy.ndarray` qualifies (a class a script put in
+/// `sys.modules` does not); subclasses and anything unusual (non-native
+/// byte order, other dtypes, non-contiguous) go through the buffer
+/// protocol and its messages. The array is held for the call, so NumPy
+/// refuses to resize it meanwhile.
 fn numpy_array(py: Python<'_>, obj: &Bound<'_, PyAny>, what: What<'_>) -> PyResult<Option<Desc>> {
     use std::sync::atomic::Ordering;
     let ty = obj.get_type().as_ptr() as usize;
     let mut nd = NDARRAY.load(Ordering::Relaxed);
     if nd == 0 {
-        let modules = py.import("sys")?.getattr("modules")?;
-        let Ok(numpy) = modules.get_item("numpy") else {
+        let Some(numpy) = loaded(py, "numpy")? else {
             return Ok(None);
         };
-        let t = numpy.getattr("ndarray")?;
-        nd = t.as_ptr() as usize;
-        // Kept for the life of the process.
-        std::mem::forget(t.unbind());
+        nd = 1;
+        if let Ok(t) = numpy.getattr("ndarray") {
+            if is_c_type(&t, "numpy", &["ndarray"]) {
+                nd = t.as_ptr() as usize;
+                // Kept for the life of the process.
+                std::mem::forget(t.unbind());
+            }
+        }
         NDARRAY.store(nd, Ordering::Relaxed);
     }
     if ty != nd {
@@ -219,19 +367,13 @@ fn numpy_array(py: Python<'_>, obj: &Bound<'_, PyAny>, what: What<'_>) -> PyResu
         shape,
         dtype,
         device: Device::Cpu,
-        writable: a.flags & WRITEABLE != 0,
+        read_only: (a.flags & WRITEABLE == 0)
+            .then(|| "is read-only (a NumPy array without the WRITEABLE flag)".to_string()),
         stream: None,
         torch_device: None,
-        kind: "numpy.ndarray",
+        kind: NDARRAY_KIND,
         keep: Keep::Object(obj.clone().unbind()),
     }))
-}
-
-fn is_torch_tensor(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
-    let ty = obj.get_type();
-    let module = ty.module()?;
-    let module = module.to_str()?;
-    Ok((module == "torch" || module.starts_with("torch.")) && obj.hasattr("data_ptr")?)
 }
 
 /// A dtype from a name such as `float32` (PyTorch's and NumPy's names).
@@ -290,6 +432,19 @@ fn torch(py: Python<'_>, obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Desc> {
     }
     let addr: u64 = obj.call_method0("data_ptr")?.extract()?;
     let cuda: bool = obj.getattr("is_cuda")?.extract()?;
+    // Writing a tensor that requires grad while autograd records is what
+    // PyTorch refuses for in-place operations on leaves, and for others
+    // Tile's writes would not be in the graph.
+    let read_only = if obj.getattr("requires_grad")?.extract::<bool>()?
+        && py
+            .import("torch")?
+            .call_method0("is_grad_enabled")?
+            .extract::<bool>()?
+    {
+        Some("requires grad, and autograd does not see Tile's writes: write it under torch.no_grad() (as optimizers do), or into a tensor that does not require grad".to_string())
+    } else {
+        None
+    };
     let (device, torch_device) = if cuda {
         let ordinal: i32 = obj.call_method0("get_device")?.extract()?;
         (Device::Cuda(Some(ordinal)), Some(ordinal))
@@ -308,10 +463,10 @@ fn torch(py: Python<'_>, obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Desc> {
         shape,
         dtype,
         device,
-        writable: true,
+        read_only,
         stream: None,
         torch_device,
-        kind: "torch.Tensor",
+        kind: TORCH_KIND,
         keep: Keep::Object(obj.clone().unbind()),
     })
 }
@@ -358,13 +513,14 @@ fn buffer(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Desc> {
         strides.push(s as i64);
     }
     let addr = v.buf as u64;
-    let readonly = v.readonly != 0;
+    let read_only =
+        (v.readonly != 0).then(|| "is read-only (its buffer is exported read-only)".to_string());
     let mut desc = Desc {
         addr,
         shape,
         dtype: DType::F32,
         device: Device::Cpu,
-        writable: !readonly,
+        read_only,
         stream: None,
         torch_device: None,
         kind: "buffer",
@@ -442,7 +598,8 @@ fn cuda_interface(obj: &Bound<'_, PyAny>, cai: &Bound<'_, PyAny>, what: &str) ->
         shape,
         dtype,
         device: Device::Cuda(None),
-        writable: !readonly,
+        read_only: readonly
+            .then(|| "is read-only (its __cuda_array_interface__ says so)".to_string()),
         stream,
         torch_device: None,
         kind: "__cuda_array_interface__",
@@ -466,26 +623,17 @@ struct DlTensor {
 }
 
 fn dlpack(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Desc> {
-    let (device_type, device_id): (i32, i32) = obj.call_method0("__dlpack_device__")?.extract()?;
-    let device = match device_type {
-        1 | 3 => Device::Cpu,
-        2 | 13 => Device::Cuda(Some(device_id)),
-        other => {
-            return Err(unusable(
-                what,
-                format!("DLPack device type {other} is not supported (cpu and cuda are)"),
-            ))
-        }
-    };
+    // `__dlpack_device__` (anyone's Python) only decides how to ask for
+    // the capsule; the device is the one the capsule's tensor records.
+    let (asked, _): (i32, i32) = obj.call_method0("__dlpack_device__")?.extract()?;
     // Device work is ordered after the producer's by the legacy default
     // stream (DLPack's stream 1), where Tile's launches then go.
-    let capsule = match device {
-        Device::Cpu => obj.call_method0("__dlpack__")?,
-        Device::Cuda(_) => {
-            let kwargs = PyDict::new(obj.py());
-            kwargs.set_item("stream", 1)?;
-            obj.call_method("__dlpack__", (), Some(&kwargs))?
-        }
+    let capsule = if matches!(asked, 2 | 13) {
+        let kwargs = PyDict::new(obj.py());
+        kwargs.set_item("stream", 1)?;
+        obj.call_method("__dlpack__", (), Some(&kwargs))?
+    } else {
+        obj.call_method0("__dlpack__")?
     };
     // SAFETY: `PyCapsule_GetPointer` checks the capsule's name; the
     // tensor it points to lives as long as the capsule, which `keep`
@@ -495,8 +643,19 @@ fn dlpack(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Desc> {
     if t.is_null() {
         return Err(PyErr::fetch(obj.py()));
     }
-    // SAFETY: a valid DLTensor from its producer.
+    // SAFETY: a valid DLTensor from its producer (a capsule is made by
+    // C code, never by a Python class).
     let t = unsafe { &*t };
+    let device = match t.device_type {
+        1 | 3 => Device::Cpu,
+        2 | 13 => Device::Cuda(Some(t.device_id)),
+        other => {
+            return Err(unusable(
+                what,
+                format!("DLPack device type {other} is not supported (cpu and cuda are)"),
+            ))
+        }
+    };
     let ndim = usize::try_from(t.ndim).map_err(|_| unusable(what, "negative rank"))?;
     let mut shape = Vec::with_capacity(ndim);
     let mut strides = Vec::with_capacity(ndim);
@@ -531,12 +690,47 @@ fn dlpack(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Desc> {
         shape,
         dtype,
         device,
-        // DLPack carries no write permission (JAX arrays are immutable):
-        // outputs must come through another protocol.
-        writable: false,
+        read_only: Some(
+            "is read-only: it came through __dlpack__, which carries no write permission (JAX arrays are immutable): pass outputs through another protocol".to_string(),
+        ),
         stream: None,
         torch_device: None,
         kind: "__dlpack__",
         keep: Keep::Object(capsule.unbind()),
     })
+}
+
+/// Tells PyTorch's autograd that `tensors` were written in place (their
+/// version counters; a no-op for inference tensors): one call of
+/// `torch._C._increment_version` with the tuple where PyTorch takes one
+/// (2.3 and later), else `torch.autograd.graph.increment_version` per
+/// tensor.
+pub fn increment_versions(py: Python<'_>, tensors: Vec<Bound<'_, PyAny>>) -> PyResult<()> {
+    /// The function, and whether it takes a tuple.
+    static BUMP: PyOnceLock<(Py<PyAny>, bool)> = PyOnceLock::new();
+    if tensors.is_empty() {
+        return Ok(());
+    }
+    let (f, tuple) = BUMP.get_or_try_init(py, || -> PyResult<(Py<PyAny>, bool)> {
+        let torch = py.import("torch")?;
+        let c = torch.getattr("_C")?.getattr("_increment_version")?;
+        // Asked with an empty tuple: accepted only where it takes tuples.
+        if c.call1((PyTuple::empty(py),)).is_ok() {
+            return Ok((c.unbind(), true));
+        }
+        let f = torch
+            .getattr("autograd")?
+            .getattr("graph")?
+            .getattr("increment_version")?;
+        Ok((f.unbind(), false))
+    })?;
+    let f = f.bind(py);
+    if *tuple {
+        f.call1((PyTuple::new(py, tensors)?,))?;
+    } else {
+        for t in tensors {
+            f.call1((t,))?;
+        }
+    }
+    Ok(())
 }

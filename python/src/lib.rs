@@ -4,6 +4,7 @@
 //! argument handling by name live in Python (`python/tile/`).
 
 mod arrays;
+mod streams;
 
 use arrays::{describe, unusable, Device, What};
 use pyo3::create_exception;
@@ -24,7 +25,7 @@ create_exception!(
 );
 
 /// A Rust error as a `TileError`.
-fn err(e: impl std::fmt::Display) -> PyErr {
+pub(crate) fn err(e: impl std::fmt::Display) -> PyErr {
     TileError::new_err(e.to_string())
 }
 
@@ -203,7 +204,7 @@ impl Kernel {
         &self,
         py: Python<'_>,
         arrays: &Bound<'_, PyTuple>,
-        stream: Option<u64>,
+        stream: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         let program = self.program();
         if arrays.len() != program.params.len() {
@@ -218,24 +219,40 @@ impl Kernel {
         for (p, obj) in program.params.iter().zip(arrays.iter()) {
             descs.push(describe(py, &obj, What::Name(&p.name))?);
         }
-        self.launch(py, &descs, stream)
+        self.launch(py, &mut descs, stream)
     }
 }
 
 impl Kernel {
     /// Runs the program on described arrays (one per parameter, in
     /// order): every check, then the launch (see `run`).
-    fn launch(&self, py: Python<'_>, descs: &[arrays::Desc], stream: Option<u64>) -> PyResult<()> {
+    fn launch(
+        &self,
+        py: Python<'_>,
+        descs: &mut [arrays::Desc],
+        stream: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
         let program = self.program();
+        // Foreign Python code (a `__cuda_array_interface__` property, a
+        // `__dlpack__` method) may have resized an array described before
+        // it ran: those from NumPy and PyTorch are described again, after
+        // the last of it.
+        if descs.iter().any(|d| d.is_foreign()) {
+            for (p, d) in program.params.iter().zip(descs.iter_mut()) {
+                d.refresh(py, What::Name(&p.name))?;
+            }
+        }
         let first = descs.first().map_or(Device::Cpu, |d| d.device);
         let cuda = matches!(first, Device::Cuda(_));
         let mut raws = Vec::with_capacity(descs.len());
-        for (p, d) in program.params.iter().zip(descs) {
-            if p.role.is_written() && !d.writable {
-                return Err(unusable(
-                    &p.name,
-                    format!("is read-only ({}), but the program writes it", d.kind),
-                ));
+        for (p, d) in program.params.iter().zip(descs.iter()) {
+            if p.role.is_written() {
+                if let Some(why) = &d.read_only {
+                    return Err(unusable(
+                        &p.name,
+                        format!("{why}, but the program writes it"),
+                    ));
+                }
             }
             let mismatch = match (first, d.device) {
                 (Device::Cuda(Some(a)), Device::Cuda(Some(b))) => a != b,
@@ -261,30 +278,47 @@ impl Kernel {
         let sizes = Sizes::new();
         if cuda {
             let module = self.cuda_module(py)?;
-            let stream = match stream {
-                Some(s) => s,
-                None => match descs.iter().find_map(|d| d.torch_device) {
-                    Some(device) => arrays::torch_stream(py, device)?,
-                    None => descs.iter().find_map(|d| d.stream).unwrap_or(0),
-                },
-            };
+            let ordinal = module.gpu().ordinal;
+            for (p, d) in program.params.iter().zip(descs.iter()) {
+                if let Some(o) = d.torch_device.filter(|&o| o != ordinal) {
+                    return Err(unusable(
+                        &p.name,
+                        format!("is a PyTorch tensor on cuda:{o}, but Tile runs on device {ordinal} (set TILE_CUDA_DEVICE)"),
+                    ));
+                }
+            }
+            let stream = streams::choose(py, stream, descs, ordinal)?;
             // SAFETY: every address was described by its owner; those not
             // from PyTorch tensors (which PyTorch keeps inside their
-            // storage) are checked against the driver's allocation; the
-            // objects stay
-            // alive (`descs`) until the call returns, and later work on
-            // them follows on the same stream.
+            // storage, on the device checked above) are checked against
+            // the driver's allocation; the objects stay alive (`descs`)
+            // until the call returns, and later work on them follows on
+            // the same stream, which Tile vouched for.
             let trusted: Vec<bool> = descs.iter().map(|d| d.torch_device.is_some()).collect();
             py.detach(|| unsafe { module.launch_raw(&raws, &trusted, &sizes, stream) })
-                .map_err(err)
+                .map_err(err)?;
         } else {
+            if stream.is_some() {
+                return Err(err("stream= is for CUDA arrays; these are on the CPU"));
+            }
             let module = self.cpu_module(py)?;
             // SAFETY: each address and size come from the owning object's
-            // own description (a buffer export, a tensor) held in `descs`
-            // for the whole call.
+            // own description (a buffer export, a NumPy array or a tensor
+            // of a C type, a DLPack capsule) held in `descs` for the call.
             py.detach(|| unsafe { module.run_raw(&raws, &sizes) })
-                .map_err(err)
+                .map_err(err)?;
         }
+        // PyTorch's autograd sees the writes as in-place changes, so a
+        // tensor saved for a backward pass and then overwritten is
+        // reported by PyTorch rather than giving wrong gradients.
+        let written = program
+            .params
+            .iter()
+            .zip(descs.iter())
+            .filter(|(p, _)| p.role.is_written())
+            .filter_map(|(_, d)| d.tensor(py).cloned())
+            .collect();
+        arrays::increment_versions(py, written)
     }
 }
 
@@ -345,7 +379,7 @@ impl Function {
         py: Python<'_>,
         args: &Bound<'_, PyTuple>,
         out: Option<&Bound<'_, PyAny>>,
-        stream: Option<u64>,
+        stream: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
         let mut descs = Vec::with_capacity(args.len() + 2);
         for (k, obj) in args.iter().enumerate() {
@@ -367,7 +401,18 @@ impl Function {
             None => {
                 let e = Arc::new(self.specialize(py, &key)?);
                 if let Ok(mut cache) = self.cache.lock() {
-                    cache.push((key, e.clone()));
+                    cache.push((key.clone(), e.clone()));
+                }
+                // The capture ran the function's Python code, which may
+                // have changed the arrays.
+                for (k, d) in descs.iter_mut().enumerate() {
+                    d.refresh(py, What::Position(k))?;
+                }
+                let now: Key = descs.iter().map(|d| (d.dtype, d.shape.len())).collect();
+                if now != key {
+                    return Err(err(
+                        "the function changed its arguments' dtypes or ranks while it was captured",
+                    ));
                 }
                 e
             }
@@ -404,7 +449,7 @@ impl Function {
                 program.params.len()
             )));
         }
-        kernel.launch(py, &descs, stream)?;
+        kernel.launch(py, &mut descs, stream)?;
         drop(descs);
         Ok(if entry.single {
             outs.get_item(0)?.unbind()

@@ -217,3 +217,117 @@ def test_text_api_named_arrays_and_allocation():
     plan = k.plan()
     assert plan["kernels"][0]["mapping"] == "element_grid"
     assert "add" in k.program
+
+
+class FakeTorch:
+    """Looks like a PyTorch tensor to a check on names: its class claims
+    the module `torch` and it has `data_ptr`, pointing at a bytes object."""
+
+    __module__ = "torch"
+
+    def __init__(self):
+        self.victim = b"\x00" * 64
+        self.dtype = "float32"
+        self.shape = (4, 4)
+        self.is_cuda = False
+
+    def data_ptr(self):
+        return id(self.victim)
+
+    def is_contiguous(self):
+        return True
+
+
+def test_an_object_claiming_to_be_a_torch_tensor_is_not_trusted():
+    fake = FakeTorch()
+    before = bytes(fake.victim)
+    with pytest.raises(tile.TileError, match="not an array Tile can use"):
+        pair(np.ones((4, 4), np.float32), out=(fake, sentinel((4, 4))))
+    assert fake.victim == before
+
+
+def test_a_fake_numpy_module_does_not_reach_the_fast_path():
+    import subprocess
+    import sys
+    # A fresh interpreter whose `numpy` is a script's module: its
+    # `ndarray` is a Python class, never read as NumPy's C structure.
+    code = (
+        "import sys, types\n"
+        "fake = types.ModuleType('numpy')\n"
+        "class ndarray: pass\n"
+        "fake.ndarray = ndarray\n"
+        "sys.modules['numpy'] = fake\n"
+        "import tile\n"
+        "try:\n"
+        "    tile._native.describe_array(ndarray())\n"
+        "except tile.TileError as e:\n"
+        "    print('refused:', e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "refused:" in out.stdout and "not an array" in out.stdout
+
+
+class DLLiar:
+    """Says its memory is on a CUDA device; its capsule (NumPy's) says
+    the CPU, and the capsule is what Tile believes."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __dlpack__(self, stream=None):
+        return self.a.__dlpack__()
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+
+def test_a_dlpack_device_that_lies_is_ignored():
+    x = np.linspace(-2, 2, 6, dtype=np.float32).reshape(2, 3)
+    assert tile._native.describe_array(DLLiar(x))[3] == "cpu"
+    v, g = np.empty_like(x), np.empty_like(x)
+    pair(DLLiar(x), out=(v, g))
+    np.testing.assert_allclose(v, 1 / (1 + np.exp(-x.astype(np.float64))), rtol=1e-6)
+
+
+def test_a_stream_on_the_cpu_is_refused():
+    x = np.ones((2, 2), np.float32)
+    with pytest.raises(tile.TileError, match="stream= is for CUDA arrays"):
+        pair(x, stream=12345)
+
+
+def test_parameter_names_that_collide_after_renaming():
+    # `t0` is reserved for temporaries, so it is renamed `arg0`, which is
+    # the next parameter's own name.
+    @tile.jit
+    def f(t0, arg0):
+        return t0 + arg0
+
+    a = np.ones(3, np.float32)
+    np.testing.assert_array_equal(f(a, a), 2 * a)
+    assert "arg0_1" in f.program or "arg1" in f.program
+
+
+def test_foreign_code_cannot_resize_an_array_being_described():
+    # The second argument's __dlpack__ runs foreign code after the first
+    # array was described: NumPy refuses to resize that array while Tile
+    # holds it.
+    x = np.ones((2, 3), np.float32)
+
+    class Resizer:
+        def __init__(self, a):
+            self.a = a
+
+        def __dlpack__(self, stream=None):
+            with pytest.raises(ValueError):
+                x.resize((1000, 1000))
+            return self.a.__dlpack__()
+
+        def __dlpack_device__(self):
+            return (1, 0)
+
+    @tile.jit
+    def add(a, b):
+        return a + b
+
+    np.testing.assert_array_equal(add(x, Resizer(np.ones((2, 3), np.float32))), 2 * x)

@@ -159,3 +159,96 @@ def test_cupy_arrays():
     rv, rd = autograd_pair(torch.nn.functional.silu, torch.as_tensor(x.get()))
     np.testing.assert_allclose(v.get(), rv.numpy(), rtol=2e-6, atol=1e-6)
     np.testing.assert_allclose(d.get(), rd.numpy(), rtol=2e-6, atol=1e-6)
+
+
+class Marked(torch.Tensor):
+    """A tensor subclass: its methods are Python code Tile does not trust."""
+
+
+def test_tensor_subclasses_are_refused_plainly():
+    x = torch.ones(2, 2).as_subclass(Marked)
+    with pytest.raises(tile.TileError, match=r"subclass of torch.Tensor .*as_subclass"):
+        silu_pair(x)
+
+
+def test_parameters_are_read_like_tensors():
+    p = torch.nn.Parameter(torch.linspace(-3, 3, 12).reshape(3, 4))
+    v, d = silu_pair(p)
+    rv, rd = autograd_pair(torch.nn.functional.silu, p)
+    torch.testing.assert_close(v.double(), rv, rtol=2e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_writing_a_tensor_that_requires_grad(device):
+    x = torch.linspace(-3, 3, 32, device=device).reshape(4, 8)
+    w = torch.zeros(4, 8, device=device, requires_grad=True)
+    g = torch.zeros(4, 8, device=device)
+    with pytest.raises(tile.TileError, match="requires grad"):
+        silu_pair(x, out=(w, g))
+    assert not w.detach().any() and not g.any()
+    with torch.no_grad():  # as an optimizer step writes parameters
+        silu_pair(x, out=(w, g))
+    rv, _ = autograd_pair(torch.nn.functional.silu, x)
+    torch.testing.assert_close(w.detach().double(), rv, rtol=2e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_autograd_sees_the_writes(device):
+    a = torch.randn(4, 8, device=device)
+    w = torch.randn(4, 8, device=device, requires_grad=True)
+    loss = (w * a).sum()  # `a` is saved for the backward pass
+    before = a._version
+    silu_pair(torch.ones_like(a), out=(a, torch.empty_like(a)))
+    assert a._version > before
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()
+
+
+@needs_cuda
+def test_streams_tile_cannot_vouch_for_are_refused():
+    x = torch.linspace(-3, 3, 4096, device="cuda")
+    rv, _ = autograd_pair(torch.nn.functional.silu, x)
+
+    class FakeStream:
+        cuda_stream = 0x12345
+
+    for bad in (0x12345, FakeStream()):
+        with pytest.raises(tile.TileError, match="vouch"):
+            silu_pair(x, stream=bad)
+    s = torch.cuda.Stream()
+    # A real stream, but as a bare number Tile cannot tell it from a
+    # made-up one unless it is current.
+    with pytest.raises(tile.TileError, match="vouch"):
+        silu_pair(x, stream=s.cuda_stream)
+    torch.cuda.synchronize()
+    v, _ = silu_pair(x, stream=s)  # the object: PyTorch vouches for it
+    s.synchronize()
+    torch.testing.assert_close(v.double(), rv, rtol=2e-6, atol=1e-6)
+    with torch.cuda.stream(s):
+        v, _ = silu_pair(x, stream=s.cuda_stream)  # current, so vouched for
+    s.synchronize()
+    torch.testing.assert_close(v.double(), rv, rtol=2e-6, atol=1e-6)
+    for ok in (0, 1, 2):
+        v, _ = silu_pair(x, stream=ok)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(v.double(), rv, rtol=2e-6, atol=1e-6)
+
+
+def test_cupy_streams():
+    cupy = pytest.importorskip("cupy", reason="CuPy is not installed")
+    try:
+        cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:  # noqa: BLE001
+        pytest.skip(f"CuPy sees no GPU: {exc}")
+    x = cupy.linspace(-6, 6, 4096, dtype=cupy.float32)
+    rv, _ = autograd_pair(torch.nn.functional.silu, torch.as_tensor(x.get()))
+    s = cupy.cuda.Stream(non_blocking=True)
+    cupy.cuda.Device().synchronize()
+    with s:
+        v, _ = silu_pair(x)  # the array names s, CuPy's current stream
+        w, _ = silu_pair(x, stream=s)
+    s.synchronize()
+    np.testing.assert_allclose(v.get(), rv.numpy(), rtol=2e-6, atol=1e-6)
+    np.testing.assert_allclose(w.get(), rv.numpy(), rtol=2e-6, atol=1e-6)
+    with pytest.raises(tile.TileError, match="vouch"):
+        silu_pair(x, stream=s)  # no longer current

@@ -431,8 +431,10 @@ def capture(fn, ranks, dtype):
             )
         tname = name if (_NAME.match(name) and name not in _TAKEN and not keyword.iskeyword(name)
                          and not re.match(r"^(t|out)\d+$", name)) else f"arg{k}"
+        j = 1
         while tname in used:
-            tname = f"arg{k}_"
+            tname = f"arg{k}_{j}"
+            j += 1
         used.add(tname)
         node = _Node(graph, "in", (), None, ("M", "N") if rank == 2 else ("N",), "float")
         params[node.id] = (tname, rank)
