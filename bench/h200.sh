@@ -19,6 +19,9 @@
 #                  pytest (python_tests.log)
 #   pybench        the six-round sigmoid_pair suite with tile_py and
 #                  torch_eager (pybench.tgz, pybench.txt)
+#   reductions[:C] the six-round reductions group (or the comma-separated
+#                  cases C) with torch_eager and torch_compile
+#                  (reductions.tgz, reductions.txt)
 #
 # Logs and results go to $OUT (default /tmp/tile-out).
 set -uo pipefail
@@ -93,6 +96,14 @@ for step in "$@"; do
     tar -C /tmp -czf "$out/pybench.tgz" pybench
     "$carry/tile" audit /tmp/pybench/results.json 2>&1 | tail -3
     tail -30 "$out/pybench.txt"
+    ;;
+  reductions*)
+    cases=${step#reductions}; cases=${cases#:}; cases=${cases:-reductions}
+    rm -rf /tmp/reductions
+    "$carry/tile" bench --target cuda --cases "$cases" --peers torch_eager,torch_compile --out /tmp/reductions 2>"$out/reductions.err" > "$out/reductions.txt"
+    tar -C /tmp -czf "$out/reductions.tgz" reductions
+    "$carry/tile" audit /tmp/reductions/results.json 2>&1 | tail -3
+    tail -20 "$out/reductions.txt"
     ;;
   *)
     echo "unknown step $step"; exit 2

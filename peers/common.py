@@ -75,6 +75,14 @@ GRAPHS = {
     "softmax": ((("x", "MN"),), ("y",)),
     "rmsnorm": ((("x", "MN"), ("w", "N")), ("y",)),
     "layernorm": ((("x", "MN"), ("w", "N"), ("b", "N")), ("y",)),
+    "row_lse": ((("x", "MN"),), ("y",)),
+    "row_norm": ((("x", "MN"),), ("y",)),
+}
+
+# Outputs that are not [M, N]: one value per row.
+OUTPUT_SHAPES = {
+    "row_lse": {"y": "M"},
+    "row_norm": {"y": "M"},
 }
 
 
@@ -251,6 +259,11 @@ class Case:
     def shape(self):
         return (self.m, self.n)
 
+    def output_shape(self, name):
+        """The shape of output `name`: (M,) for per-row results, else (M, N)."""
+        kind = OUTPUT_SHAPES.get(self.graph, {}).get(name, "MN")
+        return (self.m,) if kind == "M" else (self.m, self.n)
+
     def describe(self):
         return f"{self.graph} {self.m}x{self.n} on {self.target}"
 
@@ -338,6 +351,13 @@ def reference(graph, inputs):
         d = x - mean
         var = (d * d).mean(axis=-1, keepdims=True)
         return {"y": d * (1.0 / np.sqrt(var + EPS)) * f["w"] + f["b"]}
+    if graph == "row_lse":
+        x = f["x"]
+        mx = x.max(axis=-1)
+        return {"y": mx + np.log(np.exp(x - mx[:, None]).sum(axis=-1))}
+    if graph == "row_norm":
+        x = f["x"]
+        return {"y": np.sqrt((x * x).sum(axis=-1))}
     raise NotAvailable(f"no FP64 reference for graph {graph!r}")
 
 

@@ -81,7 +81,7 @@ class CupyRunner(common.Runner):
         self._events = (cupy.cuda.Event(), cupy.cuda.Event())
         ins = {k: cupy.asarray(v) for k, v in inputs.items()}
         m, n = case.shape
-        self._outs = {name: cupy.empty((m, n), dtype=cupy.float32) for name in case.output_names}
+        self._outs = {name: cupy.empty(case.output_shape(name), dtype=cupy.float32) for name in case.output_names}
         self._fn, self.kernels, note = builder(cupy, ins, self._outs, m, n)
         self.notes.append(note)
         self.sync()

@@ -36,7 +36,7 @@ class NumpyRunner(common.Runner):
 
         self.device = common.cpu_model()
         m, n = case.shape
-        self._outs = {name: np.empty((m, n), dtype=np.float32) for name in case.output_names}
+        self._outs = {name: np.empty(case.output_shape(name), dtype=np.float32) for name in case.output_names}
         self._fn, self.kernels, note = builder(np, inputs, self._outs, m, n)
         self.notes.append(note)
 
@@ -192,6 +192,32 @@ def _layernorm(np, ins, outs, m, n):
     return fn, 10, "two-pass mean/variance with out= ufuncs and mean(keepdims)"
 
 
+def _row_lse(np, ins, outs, m, n):
+    x, y = ins["x"], outs["y"]
+    mx = np.empty((m, 1), dtype=np.float32)
+    t = np.empty_like(x)
+
+    def fn():
+        np.max(x, axis=-1, keepdims=True, out=mx)
+        np.subtract(x, mx, out=t)
+        np.exp(t, out=t)
+        np.sum(t, axis=-1, out=y)
+        np.log(y, out=y)
+        np.add(y, mx[:, 0], out=y)
+
+    return fn, 6, "max(axis=-1), subtract, exp, sum(axis=-1), log, add (out=)"
+
+
+def _row_norm(np, ins, outs, m, n):
+    x, y = ins["x"], outs["y"]
+
+    def fn():
+        np.einsum("ij,ij->i", x, x, out=y)
+        np.sqrt(y, out=y)
+
+    return fn, 2, "einsum('ij,ij->i', x, x, out=y), sqrt (out=)"
+
+
 _BUILDERS = {
     "sigmoid_pair": _sigmoid_pair,
     "gelu_pair": _gelu_pair,
@@ -200,4 +226,6 @@ _BUILDERS = {
     "softmax": _softmax,
     "rmsnorm": _rmsnorm,
     "layernorm": _layernorm,
+    "row_lse": _row_lse,
+    "row_norm": _row_norm,
 }

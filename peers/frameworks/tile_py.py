@@ -94,13 +94,13 @@ class TileRunner(common.Runner):
             self.has_gpu_events = True
             self._events = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
             ins = {k: torch.from_numpy(v).cuda().contiguous() for k, v in inputs.items()}
-            self._outs = {k: torch.empty((m, n), dtype=torch.float32, device="cuda") for k in case.output_names}
+            self._outs = {k: torch.empty(case.output_shape(k), dtype=torch.float32, device="cuda") for k in case.output_names}
         else:
             import numpy as np
 
             self.device = common.cpu_model()
             ins = {k: np.ascontiguousarray(v) for k, v in inputs.items()}
-            self._outs = {k: np.empty((m, n), dtype=np.float32) for k in case.output_names}
+            self._outs = {k: np.empty(case.output_shape(k), dtype=np.float32) for k in case.output_names}
         captured = _captured(tile).get(case.graph)
         if captured is not None:
             x = ins["x"]

@@ -9,7 +9,8 @@ outputs instead and the notes say so. The pair graphs are the seed-suite
 formulas written with torch ops (sigmoid: `torch.sigmoid`, then
 `s * (1 - s)`; GELU: the tanh formula and its derivative); controls use
 `a + b`, `F.gelu(approximate='tanh')`, `torch.softmax`, the RMSNorm
-formula and `F.layer_norm`.
+formula and `F.layer_norm`; reductions `torch.logsumexp` and
+`torch.linalg.vector_norm` along the last axis.
 
 No inference_mode/no_grad context: on torch 2.11 (H200) both made the
 compiled call slower (about 69 vs 51 us per call at 1x127); the tensors do
@@ -90,6 +91,10 @@ def _graph(torch, graph, n):
         return f, "x * rsqrt(mean(x^2, -1) + 1e-5) * w"
     if graph == "layernorm":
         return (lambda x, w, b: (F.layer_norm(x, (n,), w, b, eps=common.EPS),)), "F.layer_norm(x, (N,), w, b)"
+    if graph == "row_lse":
+        return (lambda x: (torch.logsumexp(x, -1),)), "torch.logsumexp(x, -1)"
+    if graph == "row_norm":
+        return (lambda x: (torch.linalg.vector_norm(x, dim=-1),)), "torch.linalg.vector_norm(x, dim=-1)"
     return None, ""
 
 
@@ -139,7 +144,7 @@ class CompiledRunner(common.Runner):
         self._args = [torch.from_numpy(inputs[k]).to(dev).contiguous() for k in case.input_names]
         m, n = case.shape
         self._names = case.output_names
-        self._outs = [torch.empty((m, n), dtype=torch.float32, device=dev) for _ in self._names]
+        self._outs = [torch.empty(case.output_shape(k), dtype=torch.float32, device=dev) for k in self._names]
         self.notes.append(f"torch.compile(fullgraph=True, dynamic=False), default mode: {desc}")
         self._compile_into(torch, f)
 

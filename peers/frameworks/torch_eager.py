@@ -7,7 +7,8 @@ CUDA device (target cuda), with preallocated outputs and `out=` calls.
   `torch.ops.aten.gelu_backward.grad_input(ones, x, approximate='tanh',
   grad_input=g)` with a preallocated unit gradient `ones` (two kernels);
 - controls: `torch.add(out=)`; add + gelu (out=); `aten._softmax.out`;
-  `F.rms_norm`; `F.layer_norm` (the last two have no out= variant).
+  `F.rms_norm`; `F.layer_norm` (the last two have no out= variant);
+- reductions: `torch.logsumexp(out=)`, `torch.linalg.vector_norm(out=)`.
 
 Everything runs under `torch.inference_mode()` (no autograd bookkeeping).
 `kernels` is the number of out-calls per invocation where each is known to
@@ -89,7 +90,7 @@ class TorchRunner(common.Runner):
                 self.notes.append(f"torch cpu threads: {torch.get_num_threads()}")
             ins = {k: torch.from_numpy(v).to(dev).contiguous() for k, v in inputs.items()}
             m, n = case.shape
-            self._outs = {name: torch.empty((m, n), dtype=torch.float32, device=dev) for name in case.output_names}
+            self._outs = {name: torch.empty(case.output_shape(name), dtype=torch.float32, device=dev) for name in case.output_names}
             self._fn, self.kernels, note = builder(torch, ins, self._outs, m, n, self.notes)
             self.notes.append(note)
             self.sync()
@@ -267,6 +268,24 @@ def _layernorm(torch, ins, outs, m, n, notes):
     return fn, None, "F.layer_norm(x, (N,), w, b, eps=1e-5) (no out= variant; kernel count not known)"
 
 
+def _row_lse(torch, ins, outs, m, n, notes):
+    x, y = ins["x"], outs["y"]
+
+    def fn():
+        torch.logsumexp(x, -1, out=y)
+
+    return fn, None, "torch.logsumexp(x, -1, out=y) (kernel count not known)"
+
+
+def _row_norm(torch, ins, outs, m, n, notes):
+    x, y = ins["x"], outs["y"]
+
+    def fn():
+        torch.linalg.vector_norm(x, dim=-1, out=y)
+
+    return fn, None, "torch.linalg.vector_norm(x, dim=-1, out=y) (kernel count not known)"
+
+
 _BUILDERS = {
     "sigmoid_pair": _sigmoid_pair,
     "gelu_pair": _gelu_pair,
@@ -275,4 +294,6 @@ _BUILDERS = {
     "softmax": _softmax,
     "rmsnorm": _rmsnorm,
     "layernorm": _layernorm,
+    "row_lse": _row_lse,
+    "row_norm": _row_norm,
 }

@@ -79,6 +79,21 @@ pub fn reference(
             }
             vec![y]
         }
+        "row_lse" | "row_norm" => {
+            let x = f(0);
+            let rows = x.chunks(n.max(1)).take(m);
+            vec![match graph {
+                "row_lse" => rows
+                    .map(|row| {
+                        let mx = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                        mx + row.iter().map(|v| (v - mx).exp()).sum::<f64>().ln()
+                    })
+                    .collect(),
+                _ => rows
+                    .map(|row| row.iter().map(|v| v * v).sum::<f64>().sqrt())
+                    .collect(),
+            }]
+        }
         g => return Err(format!("no FP64 reference for graph `{g}`")),
     })
 }

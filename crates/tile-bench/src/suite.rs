@@ -9,7 +9,7 @@ use std::path::Path;
 const SUITE: &str = include_str!("../../../bench/suite.json");
 
 /// Programs named by the built-in suite, by path.
-const PROGRAMS: [(&str, &str); 7] = [
+const PROGRAMS: [(&str, &str); 9] = [
     (
         "examples/sigmoid_pair.tile",
         include_str!("../../../examples/sigmoid_pair.tile"),
@@ -38,6 +38,14 @@ const PROGRAMS: [(&str, &str); 7] = [
         "tests/programs/controls/layernorm.tile",
         include_str!("../../../tests/programs/controls/layernorm.tile"),
     ),
+    (
+        "tests/programs/reductions/row_lse.tile",
+        include_str!("../../../tests/programs/reductions/row_lse.tile"),
+    ),
+    (
+        "tests/programs/reductions/row_norm.tile",
+        include_str!("../../../tests/programs/reductions/row_norm.tile"),
+    ),
 ];
 
 #[derive(Deserialize)]
@@ -63,7 +71,7 @@ pub struct Case {
     pub name: String,
     /// `sigmoid_pair`.
     pub graph: String,
-    /// `seed` or `controls`.
+    /// `seed`, `controls` or `reductions`.
     pub group: String,
     /// The program's `.tile` text.
     pub program: String,
@@ -125,7 +133,7 @@ pub fn load(path: Option<&Path>, select: &[String]) -> Result<Vec<Case>, String>
     if picked.is_empty() {
         let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
         return Err(format!(
-            "no case matches {select:?}; groups: seed, controls, all; cases: {}",
+            "no case matches {select:?}; groups: seed, controls, reductions, all; cases: {}",
             names.join(", ")
         ));
     }

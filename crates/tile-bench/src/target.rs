@@ -111,20 +111,10 @@ pub fn plan_variant(case: &Case, variant: Variant) -> Result<Plan, String> {
 /// uses seed `p`), outputs poisoned with NaN.
 pub fn arguments(plan: &Plan, case: &Case) -> Result<(BTreeMap<String, Array>, Sizes), String> {
     let program = &plan.program;
-    let mut shapes = BTreeMap::new();
-    for p in &program.params {
-        let shape = if p.dims.len() == 2 {
-            vec![case.shape[0], case.shape[1]]
-        } else {
-            vec![case.shape[1]]
-        };
-        shapes.insert(p.name.clone(), (p.dtype, shape));
-    }
-    let sizes = tile_ir::args::bind_arguments(program, &shapes, &Sizes::new())
-        .map_err(|e| e.to_string())?;
+    let (sizes, shapes) = case_shapes(program, case)?;
     let mut arrays = BTreeMap::new();
     for (k, p) in program.params.iter().enumerate() {
-        let shape = &shapes[&p.name].1;
+        let shape = &shapes[&p.name];
         let n: usize = shape.iter().product();
         let data: Vec<f32> = if p.role.is_written() {
             vec![f32::NAN; n]
@@ -135,6 +125,42 @@ pub fn arguments(plan: &Plan, case: &Case) -> Result<(BTreeMap<String, Array>, S
         arrays.insert(p.name.clone(), array);
     }
     Ok((arrays, sizes))
+}
+
+/// The case's sizes (`M` and `N` from its shape, for the symbols the
+/// program has) and every parameter's shape, from its box.
+pub fn case_shapes(
+    program: &tile_ir::Program,
+    case: &Case,
+) -> Result<(Sizes, BTreeMap<String, Vec<usize>>), String> {
+    let symbols = program.size_symbols();
+    let mut sizes = Sizes::new();
+    for (name, n) in [("M", case.shape[0]), ("N", case.shape[1])] {
+        if symbols.iter().any(|s| s == name) {
+            let n = i64::try_from(n).map_err(|_| format!("size {name}={n} is too large"))?;
+            sizes.insert(name.to_string(), n);
+        }
+    }
+    if let Some(other) = symbols.iter().find(|s| !sizes.contains_key(*s)) {
+        return Err(format!(
+            "{}: size `{other}` is not M or N, which a case's shape gives",
+            case.graph
+        ));
+    }
+    let boxes = tile_ir::args::boxes(program, &sizes).map_err(|e| e.to_string())?;
+    let mut shapes = BTreeMap::new();
+    for (name, dims) in boxes {
+        let shape = dims
+            .iter()
+            .map(|(lo, hi)| {
+                hi.checked_sub(*lo)
+                    .and_then(|n| usize::try_from(n).ok())
+                    .ok_or_else(|| format!("`{name}` has a negative extent ({lo}..{hi})"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        shapes.insert(name, shape);
+    }
+    Ok((sizes, shapes))
 }
 
 /// The realised plan record of a plan.

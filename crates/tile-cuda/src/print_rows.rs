@@ -5,8 +5,10 @@
 //! shuffles and shared memory, inner loops are split over the threads,
 //! and a barrier follows each statement that stores. A scratch row's fill
 //! followed by the reduction that reads it back runs as one loop (the fill
-//! loop's values are reduced as they are stored). Rows the block cannot
-//! share run on thread 0 in program order.
+//! loop's values are reduced as they are stored); a row's own result
+//! (`y[i] = ...` with reductions) is reduced by the block and stored by
+//! one thread. Rows the block cannot share (nested reductions, `if`) run
+//! on thread 0 in program order, marked by a comment in the source.
 
 use crate::quad_loops::{self, scalar, sfx, Each, Keep, RowLoop};
 use crate::stage_rows::RowPlan;
@@ -112,6 +114,7 @@ pub(crate) fn row_reduction(
         }
         ctx.keep.stmts.push(stmts);
     } else {
+        p.line(SERIAL_ROW);
         p.open("if (threadIdx.x == 0)");
         p.vector_loops = false;
         p.stmts(&k.body);
@@ -122,20 +125,16 @@ pub(crate) fn row_reduction(
     p.close();
 }
 
+/// The comment marking a row run on one thread of its block.
+pub const SERIAL_ROW: &str =
+    "/* row on one thread: nested reductions or `if` (see print_rows.rs) */";
+
 /// Whether a row's statements can be shared by the block: bindings with
 /// reductions that do not nest, single-variable inner loops whose
 /// iterations are independent, and plain stores.
 pub(crate) fn block_shareable(body: &[Stmt]) -> bool {
     body.iter().all(|s| match s {
-        Stmt::Let { value, .. } => {
-            let mut nested = false;
-            value.walk(&mut |e| {
-                if let Expr::Reduce { body, lo, hi, .. } = e {
-                    nested |= body.has_reduction() || lo.has_reduction() || hi.has_reduction();
-                }
-            });
-            !nested
-        }
+        Stmt::Let { value, .. } => !nests_reductions(value),
         Stmt::For { vars, body, .. } => {
             vars.len() == 1
                 && tile_emit::can_vectorize(&vars[0].name, body)
@@ -145,9 +144,24 @@ pub(crate) fn block_shareable(body: &[Stmt]) -> bool {
                     ok
                 })
         }
-        Stmt::Store { value, .. } => !value.has_reduction(),
+        // A per-row result (`y[i] = log(sum(j in 0..N: ...))`): its
+        // reductions run over the block, the store on one thread.
+        Stmt::Store { idx, value, .. } => {
+            idx.iter().all(|e| !e.has_reduction()) && !nests_reductions(value)
+        }
         Stmt::If { .. } => false,
     })
+}
+
+/// Whether a reduction in `e` holds another one (in its body or bounds).
+fn nests_reductions(e: &Expr) -> bool {
+    let mut nested = false;
+    e.walk(&mut |e| {
+        if let Expr::Reduce { body, lo, hi, .. } = e {
+            nested |= body.has_reduction() || lo.has_reduction() || hi.has_reduction();
+        }
+    });
+    nested
 }
 
 fn identity(op: ReduceOp, t: VTy) -> &'static str {
@@ -240,11 +254,27 @@ fn row_stmt(p: &mut Printer, s: &Stmt, ctx: &mut RowCtx) {
             p.begin_checked_level(&lv.name, &bl, &bh, body, &[]);
             for_body(p, lv, body, &bl, &bh, ctx);
         }
-        Stmt::Store { .. } => {
+        Stmt::Store {
+            buf,
+            idx,
+            value,
+            span,
+        } => {
+            // Reductions first, over the block (every thread takes part);
+            // then thread 0 stores the row's result.
+            let mut v = value.clone();
+            lower_reductions(p, &mut v, ctx);
+            let store = vec![Stmt::Store {
+                buf: buf.clone(),
+                idx: idx.clone(),
+                value: v,
+                span: *span,
+            }];
             p.open("if (threadIdx.x == 0)");
-            p.stmts(std::slice::from_ref(s));
+            p.stmts(&store);
             p.close();
             p.line("__syncthreads();");
+            ctx.keep.stmts.push(store);
         }
         Stmt::If { .. } => {}
     }

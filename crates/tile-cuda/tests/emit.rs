@@ -164,3 +164,42 @@ fn no_gpu_is_a_plain_error() {
         }
     }
 }
+
+/// The kernels of `program` that are row reductions, as CUDA source.
+fn row_sources(program: &tile_ir::Program) -> Option<String> {
+    let plan = compile(program, &Options::default()).unwrap();
+    plan.kernels
+        .iter()
+        .any(|k| k.mapping == tile_plan::Mapping::RowReduction)
+        .then(|| tile_cuda::emit_cuda(&plan).unwrap())
+}
+
+#[test]
+fn every_row_program_splits_its_reductions_over_the_block() {
+    let mut rows = 0;
+    for f in programs() {
+        let program = tile_ir::parse_program(&std::fs::read_to_string(&f).unwrap()).unwrap();
+        let Some(src) = row_sources(&program) else {
+            continue;
+        };
+        rows += 1;
+        assert!(
+            !src.contains("row on one thread"),
+            "{}: a row runs on one thread",
+            f.display()
+        );
+        assert!(
+            src.contains("tile_block_"),
+            "{}: no block reduction",
+            f.display()
+        );
+    }
+    assert!(rows >= 6, "only {rows} row programs among the fixtures");
+    // A reduction nested in another's body is the one fallback left: it
+    // is marked in the source.
+    let nested = tile_ir::parse_program(
+        "program p(x: in f32[M, N], y: out f32[M]) {\n  for i in 0..M {\n    y[i] = sum(j in 0..N: max(k in 0..j + 1: x[i, k]))\n  }\n}",
+    )
+    .unwrap();
+    assert!(row_sources(&nested).unwrap().contains("row on one thread"));
+}

@@ -356,6 +356,33 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 40, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// One result per row, stored straight from reductions (no inner
+    /// store loop): the block reduces, one thread stores.
+    #[test]
+    fn random_per_row_results_match_the_interpreter(
+        e1 in row_expr(2), e2 in row_expr(2),
+        op1 in prop_oneof![Just("sum"), Just("max"), Just("min")],
+        m in prop_oneof![Just(0i64), Just(1), Just(3), Just(17)],
+        n in prop_oneof![Just(1i64), Just(3), Just(4), Just(127), Just(1025), Just(4099)],
+    ) {
+        if !gpu_or_skip("random_per_row_results_match_the_interpreter") {
+            return Ok(());
+        }
+        let text = format!(
+            "program r(a: in f32[M, N], b: in f32[M, N], w: in f32[N], y: out f32[M], z: out f32[M]) {{\n  for i in 0..M {{\n    s = {op1}(j in 0..N: {e1})\n    y[i] = s * 0.5 + sum(j in 0..N: tanh({e2} * 0.5))\n    z[i] = max(j in 0..N: {e2}) - s\n  }}\n}}"
+        );
+        let program = tile_ir::parse_program(&text).unwrap();
+        let src = tile_cuda::emit_cuda(&compile(&program, &Options::default()).unwrap()).unwrap();
+        prop_assert!(!src.contains("row on one thread"), "{text}");
+        let sizes = Sizes::from([("M".into(), m), ("N".into(), n)]);
+        let r = check(&program, &sizes, &Default::default());
+        prop_assert!(r.is_ok(), "{}\n{text}", r.unwrap_err());
+    }
+}
+
 #[test]
 fn a_row_outside_the_box_fails_before_it_is_read() {
     if !gpu_or_skip("a_row_outside_the_box_fails_before_it_is_read") {
