@@ -94,7 +94,7 @@ enum Command {
         /// Where Tile runs.
         #[arg(long, value_enum, default_value = "cpu")]
         target: EmitTarget,
-        /// Cases: groups (`seed`, `controls`, `all`), graphs or case names,
+        /// Cases: groups (`seed`, `controls`, `reductions`, `all`), graphs or case names,
         /// comma-separated (default: the seed suite).
         #[arg(long, value_delimiter = ',')]
         cases: Vec<String>,
