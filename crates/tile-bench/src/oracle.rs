@@ -1,6 +1,7 @@
 //! FP64 references and validation for the suite's graphs, written from the
 //! formulas in BENCHMARK.md (independent of the interpreter and of every
-//! back end), and the deterministic input formula.
+//! back end), the interpreter's FP64 results for every other program, and
+//! the deterministic input formula.
 
 /// Input parameter `p` (0-based declaration order) at flat index `k`:
 /// BENCHMARK.md's formula, shifted by `0.37 * p`, rounded to f32.
@@ -98,6 +99,57 @@ pub fn reference(
     })
 }
 
+/// The FP64 outputs of a case's program computed by the interpreter, for
+/// graphs without a formula above: every `f32` parameter widened to `f64`
+/// (so nothing is rounded to `f32` but what the program rounds itself),
+/// inputs `ins` in parameter order, written parameters starting as NaN
+/// like the kernels' (the outputs named by the case, in its order).
+pub fn interpreted(case: &crate::suite::Case, ins: &[Vec<f32>]) -> Result<Vec<Vec<f64>>, String> {
+    use tile_ir::{Array, DType};
+    let mut program =
+        tile_ir::parse_program(&case.program).map_err(|e| format!("{}: {e}", case.graph))?;
+    let (sizes, shapes) = crate::target::case_shapes(&program, case)?;
+    for p in &mut program.params {
+        if p.dtype == DType::F32 {
+            p.dtype = DType::F64;
+        }
+    }
+    let mut arrays = std::collections::BTreeMap::new();
+    let mut next = ins.iter();
+    for p in &program.params {
+        let shape = &shapes[&p.name];
+        let count: usize = shape.iter().product();
+        let values: Vec<f64> = if p.role.is_written() {
+            vec![f64::NAN; count]
+        } else {
+            let v = next
+                .next()
+                .ok_or_else(|| format!("{}: no input array for `{}`", case.graph, p.name))?;
+            if v.len() != count {
+                return Err(format!(
+                    "{}: input `{}` has {} elements, its box {count}",
+                    case.graph,
+                    p.name,
+                    v.len()
+                ));
+            }
+            v.iter().map(|&x| x as f64).collect()
+        };
+        arrays.insert(p.name.clone(), Array::from_f64(p.dtype, shape, &values));
+    }
+    tile_ir::interp::interpret(&program, &mut arrays, &sizes)
+        .map_err(|e| format!("{}: the interpreter failed: {e}", case.graph))?;
+    case.outputs
+        .iter()
+        .map(|name| {
+            arrays
+                .get(name)
+                .map(Array::to_f64)
+                .ok_or_else(|| format!("{}: no output `{name}`", case.graph))
+        })
+        .collect()
+}
+
 /// The validation record of one output.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct OutputCheck {
@@ -135,4 +187,52 @@ pub fn check(name: &str, got: &[f32], want: &[f64], atol: f64, rtol: f64) -> Out
         c.max_rel = c.max_rel.max(e / w.abs().max(f64::MIN_POSITIVE));
     }
     c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The formulas above and the interpreter agree on every built-in
+    /// graph: two independent oracles cross-checked (to the rounding of
+    /// the programs' `f32` literals).
+    #[test]
+    fn the_formulas_and_the_interpreter_agree() {
+        let cases = crate::suite::load(None, &["all".to_string()]).unwrap();
+        let mut graphs = std::collections::BTreeSet::new();
+        for mut case in cases {
+            if !graphs.insert(case.graph.clone()) {
+                continue;
+            }
+            for shape in [[1, 1], [3, 7], [5, 33]] {
+                case.shape = shape;
+                let program = tile_ir::parse_program(&case.program).unwrap();
+                let (_, shapes) = crate::target::case_shapes(&program, &case).unwrap();
+                let ins: Vec<Vec<f32>> = program
+                    .params
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, p)| !p.role.is_written())
+                    .map(|(k, p)| {
+                        let n: usize = shapes[&p.name].iter().product();
+                        (0..n).map(|i| input(i, k)).collect()
+                    })
+                    .collect();
+                let formula = reference(&case.graph, &ins, shape[0], shape[1]).unwrap();
+                let interp = interpreted(&case, &ins).unwrap();
+                assert_eq!(formula.len(), interp.len(), "{}", case.graph);
+                for (a, b) in formula.iter().zip(&interp) {
+                    assert_eq!(a.len(), b.len(), "{} {shape:?}", case.graph);
+                    for (x, y) in a.iter().zip(b) {
+                        assert!(
+                            (x - y).abs() <= 1e-9 + 1e-6 * x.abs(),
+                            "{} {shape:?}: formula {x}, interpreter {y}",
+                            case.graph
+                        );
+                    }
+                }
+            }
+        }
+        assert!(graphs.len() >= 9, "{graphs:?}");
+    }
 }
