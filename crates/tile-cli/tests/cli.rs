@@ -287,3 +287,48 @@ fn run_binds_symbols_no_shape_determines() {
     let y = npy::read_npy(&std::fs::read(out.join("y.npy")).unwrap()).unwrap();
     assert_eq!(y.to_f64(), [0.0, 0.5, 1.0, 1.5]);
 }
+
+#[test]
+fn bench_runs_a_users_own_suite_against_the_interpreter() {
+    let d = scratch("my-suite");
+    write(
+        &d,
+        "swish.tile",
+        "program swish(x: in f32[M, N], w: in f32[N], y: out f32[M, N], s: out f32[M]) {\n  for i in 0..M {\n    s[i] = sum(j in 0..N: x[i, j] * w[j])\n    for j in 0..N {\n      y[i, j] = x[i, j] * sigmoid(x[i, j] * w[j])\n    }\n  }\n}\n",
+    );
+    let suite = write(
+        &d,
+        "suite.json",
+        r#"{"graphs": [{"graph": "swish", "program": "swish.tile", "group": "mine", "outputs": ["y", "s"], "atol": 1e-5, "rtol": 1e-4, "shapes": [[3, 37]]}]}"#,
+    );
+    let out = d.join("out");
+    let o = tile(&[
+        "bench",
+        "--suite",
+        &suite,
+        "--cases",
+        "mine",
+        "--peers",
+        "none",
+        "--quick",
+        "--out",
+        &out.display().to_string(),
+    ]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stdout}\n{stderr}");
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    let rows = results["rows"].as_array().unwrap();
+    assert!(!rows.is_empty());
+    for r in rows {
+        let outs = r["validation"]["outputs"].as_array().unwrap();
+        assert_eq!(outs.len(), 2, "{r}");
+        assert!(
+            outs.iter()
+                .all(|o| o["pass"] == true && o["count"].as_u64().unwrap() > 0),
+            "{r}"
+        );
+    }
+    let audit = tile(&["audit", &out.join("results.json").display().to_string()]);
+    assert!(audit.status.success(), "{}", text(&audit).0);
+}
