@@ -13,11 +13,10 @@ makes the reported figures.
 """
 
 import argparse
-import statistics
-import time
 
 import torch
 
+import pytiming
 import tile
 
 
@@ -66,27 +65,9 @@ def main():
         "  piece: bump 2 version counters": lambda: bump(outs),
         "  piece: is_grad_enabled": torch.is_grad_enabled,
     }
-    counts = {}
-    for name, f in entries.items():
-        k, t0 = 0, time.perf_counter()
-        while time.perf_counter() - t0 < args.seconds:
-            f()
-            k += 1
-        torch.cuda.synchronize()
-        counts[name] = k
-    samples = {name: [] for name in entries}
-    for _ in range(args.repeats):
-        for name, f in entries.items():
-            k = counts[name]
-            t0 = time.perf_counter()
-            for _ in range(k):
-                f()
-            torch.cuda.synchronize()
-            samples[name].append((time.perf_counter() - t0) / k * 1e6)
+    samples = pytiming.interleaved(entries, args.repeats, args.seconds, torch.cuda.synchronize)
     print(f"shape {m}x{n}, torch {torch.__version__}, tile {tile.__version__}, {args.repeats} batches each")
-    print(f"{'entry':40} {'median us':>10} {'min us':>8} {'max us':>8}")
-    for name, xs in samples.items():
-        print(f"{name:40} {statistics.median(xs):10.3f} {min(xs):8.3f} {max(xs):8.3f}")
+    pytiming.print_table(samples, 40)
 
 
 if __name__ == "__main__":

@@ -11,11 +11,10 @@ tile_py peer in `tile bench` (which has no three-ufunc NumPy chain).
 """
 
 import argparse
-import statistics
-import time
 
 import numpy as np
 
+import pytiming
 import tile
 
 
@@ -68,25 +67,9 @@ def main():
 
     entries = {"tile (jit, out=)": tile_call, "numpy, 3 ufuncs (exp, multiply, subtract)": numpy3,
                "numpy, 6 ufuncs (the numpy_eager peer's chain)": numpy6}
-    counts = {}
-    for name, f in entries.items():
-        k, t0 = 0, time.perf_counter()
-        while time.perf_counter() - t0 < args.seconds:
-            f()
-            k += 1
-        counts[name] = k
-    samples = {name: [] for name in entries}
-    for _ in range(args.repeats):
-        for name, f in entries.items():
-            k = counts[name]
-            t0 = time.perf_counter()
-            for _ in range(k):
-                f()
-            samples[name].append((time.perf_counter() - t0) / k * 1e6)
+    samples = pytiming.interleaved(entries, args.repeats, args.seconds)
     print(f"shape {m}x{n}, numpy {np.__version__}, tile {tile.__version__}, {args.repeats} batches each")
-    print(f"{'entry':48} {'median us':>10} {'min us':>8} {'max us':>8}")
-    for name, xs in samples.items():
-        print(f"{name:48} {statistics.median(xs):10.3f} {min(xs):8.3f} {max(xs):8.3f}")
+    pytiming.print_table(samples, 48)
 
 
 if __name__ == "__main__":

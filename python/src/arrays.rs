@@ -49,7 +49,7 @@ pub struct Desc {
     pub dtype: DType,
     pub device: Device,
     /// Why Tile may not write it (None: it may).
-    pub read_only: Option<String>,
+    pub read_only: Option<&'static str>,
     /// The stream its producer names (the CUDA array interface's
     /// `stream`).
     pub stream: Option<u64>,
@@ -61,10 +61,13 @@ pub struct Desc {
     keep: Keep,
 }
 
-/// How a description came about: from a library Tile recognises by its
-/// C type (NumPy's ndarray, PyTorch's Tensor), with no foreign Python code
-/// run, or through a protocol whose methods may be anyone's Python code.
+const NDARRAY_KIND: &str = "numpy.ndarray";
+const TORCH_KIND: &str = "torch.Tensor";
+
 impl Desc {
+    /// Whether it came through a protocol whose methods may be anyone's
+    /// Python code, rather than from a library Tile recognises by its C
+    /// type (NumPy's ndarray, PyTorch's Tensor).
     pub fn is_foreign(&self) -> bool {
         !matches!(self.kind, NDARRAY_KIND | TORCH_KIND)
     }
@@ -89,12 +92,7 @@ impl Desc {
             _ => None,
         }
     }
-}
 
-const NDARRAY_KIND: &str = "numpy.ndarray";
-const TORCH_KIND: &str = "torch.Tensor";
-
-impl Desc {
     /// Its size in bytes (checked against the shape by the runtimes).
     pub fn bytes(&self) -> PyResult<usize> {
         self.shape
@@ -368,7 +366,7 @@ fn numpy_array(py: Python<'_>, obj: &Bound<'_, PyAny>, what: What<'_>) -> PyResu
         dtype,
         device: Device::Cpu,
         read_only: (a.flags & WRITEABLE == 0)
-            .then(|| "is read-only (a NumPy array without the WRITEABLE flag)".to_string()),
+            .then_some("is read-only (a NumPy array without the WRITEABLE flag)"),
         stream: None,
         torch_device: None,
         kind: NDARRAY_KIND,
@@ -441,7 +439,7 @@ fn torch(py: Python<'_>, obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Desc> {
             .call_method0("is_grad_enabled")?
             .extract::<bool>()?
     {
-        Some("requires grad, and autograd does not see Tile's writes: write it under torch.no_grad() (as optimizers do), or into a tensor that does not require grad".to_string())
+        Some("requires grad, and autograd does not see Tile's writes: write it under torch.no_grad() (as optimizers do), or into a tensor that does not require grad")
     } else {
         None
     };
@@ -513,8 +511,7 @@ fn buffer(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Desc> {
         strides.push(s as i64);
     }
     let addr = v.buf as u64;
-    let read_only =
-        (v.readonly != 0).then(|| "is read-only (its buffer is exported read-only)".to_string());
+    let read_only = (v.readonly != 0).then_some("is read-only (its buffer is exported read-only)");
     let mut desc = Desc {
         addr,
         shape,
@@ -598,8 +595,7 @@ fn cuda_interface(obj: &Bound<'_, PyAny>, cai: &Bound<'_, PyAny>, what: &str) ->
         shape,
         dtype,
         device: Device::Cuda(None),
-        read_only: readonly
-            .then(|| "is read-only (its __cuda_array_interface__ says so)".to_string()),
+        read_only: readonly.then_some("is read-only (its __cuda_array_interface__ says so)"),
         stream,
         torch_device: None,
         kind: "__cuda_array_interface__",
@@ -691,7 +687,7 @@ fn dlpack(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Desc> {
         dtype,
         device,
         read_only: Some(
-            "is read-only: it came through __dlpack__, which carries no write permission (JAX arrays are immutable): pass outputs through another protocol".to_string(),
+            "is read-only: it came through __dlpack__, which carries no write permission (JAX arrays are immutable): pass outputs through another protocol",
         ),
         stream: None,
         torch_device: None,
@@ -703,8 +699,8 @@ fn dlpack(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Desc> {
 /// Tells PyTorch's autograd that `tensors` were written in place (their
 /// version counters; a no-op for inference tensors): one call of
 /// `torch._C._increment_version` with the tuple where PyTorch takes one
-/// (2.3 and later), else `torch.autograd.graph.increment_version` per
-/// tensor.
+/// (probed once, with an empty tuple), else
+/// `torch.autograd.graph.increment_version` per tensor.
 pub fn increment_versions(py: Python<'_>, tensors: Vec<Bound<'_, PyAny>>) -> PyResult<()> {
     /// The function, and whether it takes a tuple.
     static BUMP: PyOnceLock<(Py<PyAny>, bool)> = PyOnceLock::new();

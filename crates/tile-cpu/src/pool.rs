@@ -201,11 +201,10 @@ impl Pool {
         lock(&self.shared.state).job = None;
         // Late: the caller waited for workers more than half as long as
         // it worked (a worker inside the job lost its core), or no worker
-        // made it into the job before the caller finished it (woken for
-        // nothing, a worker only takes a core from someone).
-        // A no-show counts only when the workers should have been
-        // spinning, ready (the last parallel launch ended less than half a
-        // `SPIN` before this one): after a pause they were asleep.
+        // made it into the job although they should have been spinning,
+        // the last parallel launch having ended less than half a `SPIN`
+        // before (after a pause they are asleep, and a no-show says
+        // nothing).
         let joined = self.shared.joined.load(Ordering::Acquire);
         let ready = health.last.is_some_and(|t| start - t < SPIN / 2);
         health.last = Some(Instant::now());
