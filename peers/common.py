@@ -77,12 +77,14 @@ GRAPHS = {
     "layernorm": ((("x", "MN"), ("w", "N"), ("b", "N")), ("y",)),
     "row_lse": ((("x", "MN"),), ("y",)),
     "row_norm": ((("x", "MN"),), ("y",)),
+    "col_sum": ((("x", "MN"),), ("y",)),
 }
 
 # Outputs that are not [M, N]: one value per row.
 OUTPUT_SHAPES = {
     "row_lse": {"y": "M"},
     "row_norm": {"y": "M"},
+    "col_sum": {"y": "N"},
 }
 
 
@@ -260,9 +262,10 @@ class Case:
         return (self.m, self.n)
 
     def output_shape(self, name):
-        """The shape of output `name`: (M,) for per-row results, else (M, N)."""
+        """The shape of output `name`: (M,) for per-row results, (N,) for
+        per-column ones, else (M, N)."""
         kind = OUTPUT_SHAPES.get(self.graph, {}).get(name, "MN")
-        return (self.m,) if kind == "M" else (self.m, self.n)
+        return {"M": (self.m,), "N": (self.n,)}.get(kind, (self.m, self.n))
 
     def describe(self):
         return f"{self.graph} {self.m}x{self.n} on {self.target}"
@@ -358,6 +361,8 @@ def reference(graph, inputs):
     if graph == "row_norm":
         x = f["x"]
         return {"y": np.sqrt((x * x).sum(axis=-1))}
+    if graph == "col_sum":
+        return {"y": f["x"].sum(axis=0)}
     raise NotAvailable(f"no FP64 reference for graph {graph!r}")
 
 

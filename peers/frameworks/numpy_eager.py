@@ -218,6 +218,15 @@ def _row_norm(np, ins, outs, m, n):
     return fn, 2, "einsum('ij,ij->i', x, x, out=y), sqrt (out=)"
 
 
+def _col_sum(np, ins, outs, m, n):
+    x, y = ins["x"], outs["y"]
+
+    def fn():
+        np.sum(x, axis=0, out=y)
+
+    return fn, 1, "sum(axis=0) (out=)"
+
+
 _BUILDERS = {
     "sigmoid_pair": _sigmoid_pair,
     "gelu_pair": _gelu_pair,
@@ -228,4 +237,5 @@ _BUILDERS = {
     "layernorm": _layernorm,
     "row_lse": _row_lse,
     "row_norm": _row_norm,
+    "col_sum": _col_sum,
 }

@@ -95,6 +95,8 @@ def _graph(torch, graph, n):
         return (lambda x: (torch.logsumexp(x, -1),)), "torch.logsumexp(x, -1)"
     if graph == "row_norm":
         return (lambda x: (torch.linalg.vector_norm(x, dim=-1),)), "torch.linalg.vector_norm(x, dim=-1)"
+    if graph == "col_sum":
+        return (lambda x: (torch.sum(x, 0),)), "torch.sum(x, 0)"
     return None, ""
 
 

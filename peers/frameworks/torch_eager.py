@@ -286,6 +286,15 @@ def _row_norm(torch, ins, outs, m, n, notes):
     return fn, None, "torch.linalg.vector_norm(x, dim=-1, out=y) (kernel count not known)"
 
 
+def _col_sum(torch, ins, outs, m, n, notes):
+    x, y = ins["x"], outs["y"]
+
+    def fn():
+        torch.sum(x, 0, out=y)
+
+    return fn, None, "torch.sum(x, 0, out=y) (kernel count not known)"
+
+
 _BUILDERS = {
     "sigmoid_pair": _sigmoid_pair,
     "gelu_pair": _gelu_pair,
@@ -296,4 +305,5 @@ _BUILDERS = {
     "layernorm": _layernorm,
     "row_lse": _row_lse,
     "row_norm": _row_norm,
+    "col_sum": _col_sum,
 }

@@ -252,11 +252,19 @@ impl Auditor<'_> {
                 ));
             }
             // The method fixes 2e-6/2e-5 for element-wise graphs; the row
-            // reductions (softmax, RMSNorm, LayerNorm, the per-row results)
+            // reductions (softmax, RMSNorm, LayerNorm, the per-row and
+            // per-column results)
             // are held to 1e-5/1e-4.
             // A suite of the user's own programs sets its own.
             let graph = r["graph"].as_str().unwrap_or("");
-            let rows = ["softmax", "rmsnorm", "layernorm", "row_lse", "row_norm"];
+            let rows = [
+                "softmax",
+                "rmsnorm",
+                "layernorm",
+                "row_lse",
+                "row_norm",
+                "col_sum",
+            ];
             let pairs = ["sigmoid_pair", "gelu_pair", "add", "gelu_ab"];
             let fixed = if rows.contains(&graph) {
                 Some((1e-5, 1e-4))

@@ -95,6 +95,16 @@ pub fn reference(
                     .collect(),
             }]
         }
+        "col_sum" => {
+            let x = f(0);
+            let mut y = vec![0.0; n];
+            for row in x.chunks(n.max(1)).take(m) {
+                for (s, v) in y.iter_mut().zip(row) {
+                    *s += v;
+                }
+            }
+            vec![y]
+        }
         g => return Err(format!("no FP64 reference for graph `{g}`")),
     })
 }

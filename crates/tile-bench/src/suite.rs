@@ -9,7 +9,7 @@ use std::path::Path;
 const SUITE: &str = include_str!("../../../bench/suite.json");
 
 /// Programs named by the built-in suite, by path.
-const PROGRAMS: [(&str, &str); 9] = [
+const PROGRAMS: [(&str, &str); 10] = [
     (
         "examples/sigmoid_pair.tile",
         include_str!("../../../examples/sigmoid_pair.tile"),
@@ -45,6 +45,10 @@ const PROGRAMS: [(&str, &str); 9] = [
     (
         "tests/programs/reductions/row_norm.tile",
         include_str!("../../../tests/programs/reductions/row_norm.tile"),
+    ),
+    (
+        "tests/programs/reductions/col_sum.tile",
+        include_str!("../../../tests/programs/reductions/col_sum.tile"),
     ),
 ];
 

@@ -16,6 +16,14 @@
 //! - `row_reduction`: `[lo, hi)` are rows (offsets into the row variable's
 //!   range); each row runs the body in program order, inner loops and
 //!   reductions on vectors.
+//! - `column_reduction`: `[lo, hi)` are columns (offsets into the row
+//!   variable's range), in blocks of up to 2048 whose statements run
+//!   interchanged (`interchange_columns.rs`: for each reduction, rows
+//!   outer and the block's columns inner, as vectors, accumulating in
+//!   per-thread scratch rows). Bodies the interchange does not cover walk
+//!   the slice as one vector loop with a scalar tail: each lane is one
+//!   column, its reductions run down the column with one accumulator per
+//!   lane.
 //! - `serial`: the runtime passes `[0, 1)`; the body runs in program order.
 
 use crate::CpuError;
@@ -84,13 +92,22 @@ fn kernel(program: &Program, k: &Kernel) -> (tile_emit::Printed, Vec<tile_emit::
     // Row kernels may compute a reduced value once into a scratch row for
     // a later loop (softmax's exponentials): a rewritten body, and scratch
     // buffers the printer sees as parameters.
-    let (body, scratch) = match (k.mapping, k.domain.first()) {
+    // Column kernels read along rows a block of columns at a time where
+    // the body allows it (see interchange_columns.rs).
+    let (body, scratch, blocks) = match (k.mapping, k.domain.first()) {
         (Mapping::RowReduction, Some(row)) => {
-            tile_emit::cache_reduced_values(program, &row.name, &k.body, &k.stores)
+            let (b, s) = tile_emit::cache_reduced_values(program, &row.name, &k.body, &k.stores);
+            (b, s, false)
         }
-        _ => (k.body.clone(), vec![]),
+        (Mapping::ColumnReduction, Some(col)) => {
+            match crate::interchange_columns::interchange_columns(program, &col.name, &k.body) {
+                Some((b, s)) => (b, s, true),
+                None => (k.body.clone(), vec![], false),
+            }
+        }
+        _ => (k.body.clone(), vec![], false),
     };
-    let printed = print_kernel(program, k, &body, &scratch);
+    let printed = print_kernel(program, k, &body, &scratch, blocks);
     (printed, scratch)
 }
 
@@ -99,6 +116,7 @@ fn print_kernel(
     k: &Kernel,
     body: &[tile_ir::Stmt],
     scratch: &[tile_emit::ScratchRow],
+    blocks: bool,
 ) -> tile_emit::Printed {
     let extended = tile_emit::with_scratch(program, scratch);
     let mut p = Printer::new(&dialect::C, &extended);
@@ -129,7 +147,10 @@ fn print_kernel(
         format!("A[{i}]")
     });
     match k.mapping {
-        Mapping::ElementGrid | Mapping::Split => element_grid(&mut p, k),
+        Mapping::ColumnReduction if blocks => column_blocks(&mut p, k, body, &extended, scratch),
+        // Otherwise a column kernel's domain is its one row variable: the
+        // element grid's one-variable loop, lanes across columns.
+        Mapping::ElementGrid | Mapping::Split | Mapping::ColumnReduction => element_grid(&mut p, k),
         Mapping::RowReduction => {
             let Some(row) = k.domain.first() else {
                 p.line("return; /* a row kernel without a row variable */");
@@ -189,6 +210,44 @@ fn declare_scratch(p: &mut Printer, extended: &Program, scratch: &[tile_emit::Sc
             p.declare_param(q, true, &format!("(tile_scr + {off})"));
         }
     }
+}
+
+/// A column kernel's slice in blocks of columns, each running the
+/// interchanged statements (rows outer, the block's columns inner).
+fn column_blocks(
+    p: &mut Printer,
+    k: &Kernel,
+    body: &[tile_ir::Stmt],
+    extended: &Program,
+    scratch: &[tile_emit::ScratchRow],
+) {
+    let col = &k.domain[0];
+    p.line(format!(
+        "const int64_t dl0 = {}, dn0 = {};",
+        p.size_expr(&col.lo),
+        p.extent(&col.lo, &col.hi)
+    ));
+    p.line("if (lo >= hi || dn0 <= 0) return;");
+    p.set_line(k.body.first().map_or(0, |s| s.span().line));
+    declare_scratch(p, extended, scratch);
+    let block = crate::interchange_columns::BLOCK;
+    p.line("const int64_t ce_all = dl0 + hi;");
+    p.open(format!(
+        "for (int64_t cb = dl0 + lo; cb < ce_all; cb += {block})"
+    ));
+    p.line(format!(
+        "const int64_t ce = ce_all - cb < {block} ? ce_all : cb + {block};"
+    ));
+    let depth = p.scope_len();
+    let (b, e) = crate::interchange_columns::block_names();
+    // Uniform integers of the block: loop-like, so accesses at `j - cb`
+    // are checked once per level.
+    p.bind_loop(&b, "cb");
+    p.bind_loop(&e, "ce");
+    p.vector_loops = true;
+    p.stmts(body);
+    p.truncate_scope(depth);
+    p.close();
 }
 
 fn element_grid(p: &mut Printer, k: &Kernel) {

@@ -33,6 +33,7 @@
 mod cc;
 mod emit;
 mod error;
+mod interchange_columns;
 mod math;
 mod module;
 mod pool;

@@ -259,7 +259,14 @@ impl CpuModule {
                 && work >= PARALLEL_MIN;
             if parallel {
                 let threads = self.threads;
-                let chunks = (threads as i64 * 4).min(total);
+                // Column kernels read each row's part of their slice as one
+                // run: one slice per thread keeps the runs long.
+                let per_thread = if k.mapping == Mapping::ColumnReduction {
+                    1
+                } else {
+                    4
+                };
+                let chunks = (threads as i64 * per_thread).min(total);
                 let next = AtomicUsize::new(0);
                 let job = || loop {
                     let c = next.fetch_add(1, Ordering::Relaxed) as i64;

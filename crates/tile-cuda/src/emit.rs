@@ -211,6 +211,7 @@ fn kernel(program: &Program, k: &Kernel, entry: Entry, site_base: i32) -> tile_e
         Mapping::RowReduction => {
             crate::print_rows::row_reduction(&mut p, k, rows.as_ref(), &extended)
         }
+        Mapping::ColumnReduction => crate::print_columns::column_reduction(&mut p, k),
         Mapping::Serial => {
             p.line("if (blockIdx.x != 0 || threadIdx.x != 0) return;");
             p.vector_loops = false;

@@ -128,7 +128,8 @@ pub struct CudaModule {
 struct Launch {
     func: crate::driver::Handle,
     grid: (u32, u32),
-    block: u32,
+    /// Threads per block: x, and y (slices of a column kernel; 1 otherwise).
+    block: (u32, u32),
     shared: u32,
     /// Its parameters, as indices into the program's.
     params: Vec<usize>,
@@ -565,11 +566,11 @@ impl CudaModule {
                         })?,
                 );
             }
-            let mut add = |func, grid, block, shared| {
+            let mut add = |func, grid, block: u32, shared| {
                 kernels.push(Launch {
                     func,
                     grid,
-                    block,
+                    block: (block, 1),
                     shared,
                     params: params.clone(),
                 })
@@ -635,6 +636,41 @@ impl CudaModule {
                             add(f, (grid, 1), block, 0)
                         }
                     }
+                }
+                Mapping::ColumnReduction => {
+                    let ncols = exts.first().copied().unwrap_or(0);
+                    if ncols == 0 {
+                        continue;
+                    }
+                    // Slices per column: about 16 elements of the largest
+                    // parameter's column per thread, at most 32; the block
+                    // at least 256 threads (whole warps of columns).
+                    let boxes = tile_ir::args::boxes(program, sizes)?;
+                    let per_col = kparams
+                        .iter()
+                        .filter_map(|p| boxes.get(&p.name))
+                        .map(|b| {
+                            b.iter()
+                                .map(|(lo, hi)| (hi - lo).max(0))
+                                .fold(1i64, |a, n| a.saturating_mul(n))
+                        })
+                        .max()
+                        .unwrap_or(0)
+                        / ncols;
+                    let ny = if crate::print_columns::shares(&k.body) {
+                        ((per_col / 16).max(1) as u64).next_power_of_two().min(32) as u32
+                    } else {
+                        1
+                    };
+                    let bx = (256 / ny).max(32);
+                    let grid = ((ncols + bx as i64 - 1) / bx as i64).clamp(1, 1 << 20) as u32;
+                    kernels.push(Launch {
+                        func: f,
+                        grid: (grid, 1),
+                        block: (bx, ny),
+                        shared: 0,
+                        params: params.clone(),
+                    });
                 }
                 Mapping::Serial => add(f, (1, 1), 1, 0),
             }

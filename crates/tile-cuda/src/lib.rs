@@ -23,6 +23,7 @@ mod emit;
 mod launch;
 pub mod nvrtc;
 mod prelude;
+mod print_columns;
 mod print_rows;
 mod quad_loops;
 pub mod runtime;

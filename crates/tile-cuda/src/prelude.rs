@@ -1,7 +1,8 @@
 //! The top of every generated CUDA file: the parameter block, the failure
 //! macro, and the device helper library the printer's names refer to
 //! (CUDA's own accurate math functions; no fast-math intrinsics), plus the
-//! block-wide reductions of row kernels.
+//! block-wide reductions of row kernels and the slice combinations of column
+//! kernels.
 
 /// The prelude text (the same for every program, so sources differ only in
 /// their kernels).
@@ -116,4 +117,34 @@ TILE_BLOCK_REDUCE(tile_block_min_f64, double, fmin)
 TILE_BLOCK_REDUCE(tile_block_sum_i64, long long, TILE_ADD)
 TILE_BLOCK_REDUCE(tile_block_max_i64, long long, tile_max_i64)
 TILE_BLOCK_REDUCE(tile_block_min_i64, long long, tile_min_i64)
+
+/* Column reductions (print_columns.rs): the block is blockDim.x columns by
+   blockDim.y slices; each thread passes its slice's result and gets its
+   column's, the slices combined in slice order by the column's first
+   thread (so every thread gets the same bits, whatever the timing). A set
+   holds one slot per thread; consecutive reductions alternate between two
+   sets, as above. */
+#define TILE_COL_REDUCE(NAME, T, OP)                                        \
+TILE_D T NAME(T v, double *smem) {                                          \
+  T *s = (T *)smem;                                                         \
+  const int x = threadIdx.x, w = blockDim.x;                                \
+  s[threadIdx.y * w + x] = v;                                               \
+  __syncthreads();                                                          \
+  if (threadIdx.y == 0) {                                                   \
+    T u = s[x];                                                             \
+    for (int y = 1; y < (int)blockDim.y; y++) u = OP(u, s[y * w + x]);      \
+    s[x] = u;                                                               \
+  }                                                                         \
+  __syncthreads();                                                          \
+  return s[x];                                                              \
+}
+TILE_COL_REDUCE(tile_col_sum_f32, float, TILE_ADD)
+TILE_COL_REDUCE(tile_col_max_f32, float, fmaxf)
+TILE_COL_REDUCE(tile_col_min_f32, float, fminf)
+TILE_COL_REDUCE(tile_col_sum_f64, double, TILE_ADD)
+TILE_COL_REDUCE(tile_col_max_f64, double, fmax)
+TILE_COL_REDUCE(tile_col_min_f64, double, fmin)
+TILE_COL_REDUCE(tile_col_sum_i64, long long, TILE_ADD)
+TILE_COL_REDUCE(tile_col_max_i64, long long, tile_max_i64)
+TILE_COL_REDUCE(tile_col_min_i64, long long, tile_min_i64)
 "#;

@@ -178,14 +178,23 @@ fn identity(op: ReduceOp, t: VTy) -> &'static str {
     }
 }
 
-/// The block-wide combination of the accumulator `acc` (slot set `set`).
-fn block_reduce(p: &mut Printer, op: ReduceOp, t: VTy, acc: &str, set: usize) {
+/// The block-wide combination of the accumulator `acc` (slot set `set`),
+/// bound to the reserved IR name [`result_name`] of `acc`, so no name of
+/// the program can capture it; returns that name.
+fn block_reduce(p: &mut Printer, op: ReduceOp, t: VTy, acc: &str, set: usize) -> String {
     p.line(format!(
         "{acc} = tile_block_{}_{}({acc}, tile_smem + {set});",
         op.name(),
         sfx(t)
     ));
-    p.bind_value(acc, acc, t);
+    let name = result_name(acc);
+    p.bind_value(&name, acc, t);
+    name
+}
+
+/// The IR name a block reduction's result is bound to (`__red0`).
+fn result_name(acc: &str) -> String {
+    format!("{}{acc}", tile_ir::names::RESERVED_PREFIX)
 }
 
 /// Replaces each reduction in `e` by a block-wide reduction bound to a
@@ -228,10 +237,10 @@ fn lower_reductions(p: &mut Printer, e: &mut Expr, ctx: &mut RowCtx) {
     let mut keep = Keep::default();
     quad_loops::print_loop(p, &rl, &each, &mut keep);
     p.end_checked_level();
-    block_reduce(p, op, t, &acc, set);
+    let name = block_reduce(p, op, t, &acc, set);
     ctx.keep.absorb(keep);
     // The reduction's nodes stay alive (its body's on the heap, unmoved).
-    let old = std::mem::replace(e, Expr::var(&acc));
+    let old = std::mem::replace(e, Expr::var(&name));
     ctx.keep.exprs.push(Box::new(old));
 }
 
@@ -388,10 +397,10 @@ fn fill_and_reduce(p: &mut Printer, fill: &Stmt, bind: &Stmt, op: ReduceOp, ctx:
     quad_loops::print_loop(p, &rl, &each, &mut keep);
     p.end_checked_level();
     // The block reduction's barrier also orders the fill before any read.
-    block_reduce(p, op, VTy::F32, &acc, set);
+    let result = block_reduce(p, op, VTy::F32, &acc, set);
     ctx.keep.absorb(keep);
     let mut v = value.clone();
-    replace_read_back(&mut v, buf, &lv.lo, &lv.hi, &acc);
+    replace_read_back(&mut v, buf, &lv.lo, &lv.hi, &result);
     let rest = Stmt::Let {
         name: name.clone(),
         value: v,

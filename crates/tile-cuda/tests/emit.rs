@@ -189,7 +189,7 @@ fn every_row_program_splits_its_reductions_over_the_block() {
             f.display()
         );
         assert!(
-            src.contains("tile_block_"),
+            src.contains("= tile_block_"),
             "{}: no block reduction",
             f.display()
         );
@@ -202,4 +202,40 @@ fn every_row_program_splits_its_reductions_over_the_block() {
     )
     .unwrap();
     assert!(row_sources(&nested).unwrap().contains("row on one thread"));
+}
+
+#[test]
+fn every_column_program_slices_its_reductions_over_the_block() {
+    let mut columns = 0;
+    for f in programs() {
+        let program = tile_ir::parse_program(&std::fs::read_to_string(&f).unwrap()).unwrap();
+        let plan = compile(&program, &Options::default()).unwrap();
+        if !plan
+            .kernels
+            .iter()
+            .any(|k| k.mapping == tile_plan::Mapping::ColumnReduction)
+        {
+            continue;
+        }
+        columns += 1;
+        let src = tile_cuda::emit_cuda(&plan).unwrap();
+        // An `if` in the column is the one case left on one thread per
+        // column, marked in the source.
+        let serial = program.body.iter().any(|s| {
+            let mut found = false;
+            s.walk(&mut |t| found |= matches!(t, tile_ir::Stmt::If { .. }));
+            found
+        });
+        assert_eq!(
+            src.contains("column on one thread"),
+            serial,
+            "{}",
+            f.display()
+        );
+        assert_eq!(src.contains("= tile_col_"), !serial, "{}", f.display());
+    }
+    assert!(
+        columns >= 3,
+        "only {columns} column programs among the fixtures"
+    );
 }

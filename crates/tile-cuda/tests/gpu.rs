@@ -383,6 +383,60 @@ proptest! {
     }
 }
 
+/// Random column programs: per-column results from reductions down the
+/// rows (leaves: column loads, a per-row weight, a reversed load,
+/// constants).
+fn col_expr(depth: u32) -> BoxedStrategy<String> {
+    let leaf = prop_oneof![
+        Just("a[i, j]".to_string()),
+        Just("b[i, j]".to_string()),
+        Just("w[i]".to_string()),
+        Just("a[M - 1 - i, j]".to_string()),
+        (-20i32..20).prop_map(|k| format!("{:.2}", k as f64 / 8.0)),
+    ];
+    if depth == 0 {
+        return leaf.boxed();
+    }
+    let sub = col_expr(depth - 1);
+    prop_oneof![
+        2 => leaf,
+        3 => (sub.clone(), sub.clone(), prop_oneof![Just("+"), Just("-"), Just("*")]).prop_map(|(x, y, o)| format!("({x} {o} {y})")),
+        2 => (sub.clone(), prop_oneof![Just("exp"), Just("tanh"), Just("sigmoid"), Just("abs")]).prop_map(|(x, f)| format!("{f}({x} * 0.5)")),
+        1 => (sub.clone(), sub).prop_map(|(x, y)| format!("max({x}, {y})")),
+    ]
+    .boxed()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 40, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Column programs: each reduction's range is cut into slices over the
+    /// block's y threads (1 to 32 of them, by the column's length), the
+    /// slices combined in order, one thread stores.
+    #[test]
+    fn random_column_programs_match_the_interpreter(
+        e1 in col_expr(2), e2 in col_expr(2),
+        op1 in prop_oneof![Just("sum"), Just("max"), Just("min")],
+        m in prop_oneof![Just(0i64), Just(1), Just(3), Just(17), Just(300), Just(2049)],
+        n in prop_oneof![Just(1i64), Just(3), Just(33), Just(257), Just(1025)],
+    ) {
+        if !gpu_or_skip("random_column_programs_match_the_interpreter") {
+            return Ok(());
+        }
+        let text = format!(
+            "program c(a: in f32[M, N], b: in f32[M, N], w: in f32[M], y: out f32[N], z: out f32[N]) {{\n  for j in 0..N {{\n    s = {op1}(i in 0..M: a[i, j] * 0.5 + {e1})\n    y[j] = s * 0.5 + sum(i in 0..M: tanh({e2} * 0.5))\n    z[j] = max(i in 0..M: {e2}) - s\n  }}\n}}"
+        );
+        let program = tile_ir::parse_program(&text).unwrap();
+        let plan = compile(&program, &Options::default()).unwrap();
+        prop_assert_eq!(plan.kernels[0].mapping, tile_plan::Mapping::ColumnReduction, "{}", text);
+        let src = tile_cuda::emit_cuda(&plan).unwrap();
+        prop_assert!(src.contains("= tile_col_") && !src.contains("column on one thread"), "{}", text);
+        let sizes = Sizes::from([("M".into(), m), ("N".into(), n)]);
+        let r = check(&program, &sizes, &Default::default());
+        prop_assert!(r.is_ok(), "{}\n{text}", r.unwrap_err());
+    }
+}
+
 #[test]
 fn a_row_outside_the_box_fails_before_it_is_read() {
     if !gpu_or_skip("a_row_outside_the_box_fails_before_it_is_read") {

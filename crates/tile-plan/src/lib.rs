@@ -27,6 +27,7 @@ mod execute;
 mod find_hazards;
 mod find_unused_inputs;
 mod fold_constants;
+pub mod orient_rows;
 mod plan;
 mod plan_groups;
 mod remove_dead_code;

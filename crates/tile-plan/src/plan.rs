@@ -19,6 +19,12 @@ pub enum Mapping {
     /// One row (the outermost loop variable) per work group or task, with
     /// reductions and the row's element-wise statements inside.
     RowReduction,
+    /// One work item per value of the row variable, as for `row_reduction`,
+    /// but adjacent work items run on adjacent vector lanes or threads and
+    /// each reduces down its column in order: chosen when the reductions
+    /// walk an outer dimension and the row variable the innermost one
+    /// (`y[j] = sum(i in 0..M: x[i, j])`), see [`crate::orient_rows`].
+    ColumnReduction,
     /// The statements in program order on one worker.
     Serial,
 }
@@ -30,6 +36,7 @@ impl Mapping {
             Mapping::ElementGrid => "element_grid",
             Mapping::Split => "split",
             Mapping::RowReduction => "row_reduction",
+            Mapping::ColumnReduction => "column_reduction",
             Mapping::Serial => "serial",
         }
     }
@@ -92,7 +99,8 @@ pub struct Kernel {
     /// How it runs.
     pub mapping: Mapping,
     /// The domain whose points are the work items: all nest variables for
-    /// `element_grid`/`split`, the row variable for `row_reduction`, none
+    /// `element_grid`/`split`, the row variable for `row_reduction` and
+    /// `column_reduction`, none
     /// for `serial`.
     pub domain: Vec<LoopVar>,
     /// What one work item executes, in program order (for `serial`, the
@@ -144,13 +152,13 @@ impl Kernel {
     }
 
     /// Number of work items at `sizes`: the domain's points for element
-    /// grids, its rows for row reductions, 1 for `serial`. Checked: a
+    /// grids, its rows for row and column reductions, 1 for `serial`. Checked: a
     /// domain of 2^62 items or more is an error, never a wrapped count.
     pub fn work_items(&self, sizes: &tile_ir::Sizes) -> Result<i64, RangeError> {
         let ext = self.extents(sizes)?;
         match self.mapping {
             Mapping::Serial => Ok(1),
-            Mapping::RowReduction => ext
+            Mapping::RowReduction | Mapping::ColumnReduction => ext
                 .first()
                 .copied()
                 .ok_or_else(|| self.refuse("a row kernel without a row variable".to_string())),

@@ -10,7 +10,9 @@
 //! 3. Each element group that [`find_element_hazards`] clears becomes one
 //!    `element_grid` kernel (fusion on, or a single store); with fusion off a
 //!    multi-store group becomes one `split` kernel per store. Row nests that
-//!    [`find_row_hazards`] clears become `row_reduction` kernels. Everything
+//!    [`find_row_hazards`] clears become `row_reduction` kernels, or
+//!    `column_reduction` ones when [`crate::orient_rows`] finds their
+//!    reductions walking down columns. Everything
 //!    else runs `serial`, in program order; adjacent serial kernels merge.
 
 use crate::find_hazards::{
@@ -209,7 +211,12 @@ pub fn plan_groups(program: &Program, unused_inputs: Vec<String>, fusion: bool) 
                 };
                 let hazards = find_row_hazards(&row, &inner, &symbols, line);
                 if hazards.is_empty() {
-                    kernels.push(kernel(Mapping::RowReduction, vec![row], inner, vec![line]));
+                    let mapping = if crate::orient_rows::walks_columns(&row, &inner) {
+                        Mapping::ColumnReduction
+                    } else {
+                        Mapping::RowReduction
+                    };
+                    kernels.push(kernel(mapping, vec![row], inner, vec![line]));
                 } else {
                     fallbacks.extend(hazards);
                     push_serial(

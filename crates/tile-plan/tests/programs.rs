@@ -232,4 +232,17 @@ fn fixture_plans_are_as_documented() {
     ] {
         assert_eq!(mappings(&plan(f, true)), ["row_reduction"], "{f}");
     }
+    // Reductions down the rows, the row variable indexing the innermost
+    // dimension: adjacent columns on adjacent lanes.
+    for f in [
+        "reductions/col_sum.tile",
+        "reductions/col_moments.tile",
+        "reductions/col_clipped_max.tile",
+    ] {
+        assert_eq!(mappings(&plan(f, true)), ["column_reduction"], "{f}");
+    }
+    assert_eq!(
+        mappings(&plan("reductions/names_like_accumulators.tile", true)),
+        ["row_reduction", "column_reduction"]
+    );
 }

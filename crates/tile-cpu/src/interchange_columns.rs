@@ -1,0 +1,265 @@
+//! Interchanges a column kernel's loops so that each step reads along
+//! rows. A `column_reduction` work item reduces down its column; walked
+//! column by column (a vector of columns at a time), every step of a long
+//! column touches a new page, and the walk is bound by address
+//! translation, not bandwidth. For a block of up to [`BLOCK`] columns,
+//! the rewrite runs each statement over the whole block before the next:
+//!
+//! ```text
+//! for j in lo..hi {                      for j in cb..ce { __cacc0[j - cb] = 0 }
+//!   m = sum(i in 0..M: x[i, j])    ->    for i in 0..M, j in cb..ce {
+//!   y[j] = m / f32(M)                      __cacc0[j - cb] = __cacc0[j - cb] + f64(x[i, j]) }
+//! }                                      for j in cb..ce { __cval0[j - cb] = f32(__cacc0[j - cb]) }
+//!                                        for j in cb..ce { y[j] = __cval0[j - cb] / f32(M) }
+//! ```
+//!
+//! with `cb..ce` the block (names the kernel binds to its block loop) and
+//! `__cacc*`, `__cval*` per-thread scratch rows of [`BLOCK`] elements.
+//! Columns are independent (the plan proved it), so running a statement
+//! for every column of the block before the next keeps each column's
+//! order; each column's reduction still runs over its range in order,
+//! accumulating in the same type as the lane walk (`f64` for sums of
+//! `f32`). Bodies it does not cover (`if`, nested reductions, bounds that are not size symbols,
+//! integer reductions) keep the lane walk.
+
+use tile_emit::ScratchRow;
+use tile_ir::{BinOp, DType, Expr, Func, LoopVar, Program, ReduceOp, Span, Stmt};
+
+/// Columns per block: each row is read in runs of up to this many
+/// elements, and an accumulator row (8 bytes per column) stays in the
+/// first-level cache.
+pub(crate) const BLOCK: i64 = 2048;
+
+/// The IR names of the block's first column and one past its last.
+pub(crate) fn block_names() -> (String, String) {
+    (
+        tile_ir::names::generated("col_b", 0),
+        tile_ir::names::generated("col_e", 0),
+    )
+}
+
+/// The interchanged body of a column kernel over `col`, and its scratch
+/// rows; `None` when the body is not covered.
+pub(crate) fn interchange_columns(
+    program: &Program,
+    col: &str,
+    body: &[Stmt],
+) -> Option<(Vec<Stmt>, Vec<ScratchRow>)> {
+    let symbols = program.size_symbols();
+    let (cb, ce) = block_names();
+    let slot = || Expr::binary(BinOp::Sub, Expr::var(col), Expr::var(&cb));
+    let over_block = |stmts: Vec<Stmt>, span: Span| Stmt::For {
+        vars: vec![LoopVar {
+            name: col.to_string(),
+            lo: Expr::var(&cb),
+            hi: Expr::var(&ce),
+        }],
+        body: stmts,
+        span,
+    };
+    let mut types: std::collections::HashMap<String, DType> = symbols
+        .iter()
+        .chain(std::iter::once(&col.to_string()))
+        .map(|n| (n.clone(), DType::I32))
+        .collect();
+    let mut out = Vec::new();
+    let mut scratch: Vec<ScratchRow> = Vec::new();
+    let row = |prefix: &str, dtype: DType, scratch: &mut Vec<ScratchRow>| {
+        let name = tile_ir::names::generated(prefix, scratch.len());
+        scratch.push(ScratchRow {
+            name: name.clone(),
+            dtype,
+            lo: Expr::Int(0),
+            hi: Expr::Int(BLOCK),
+        });
+        name
+    };
+    // Bindings made so far and the scratch rows holding them.
+    let mut held: Vec<(String, String)> = Vec::new();
+    for s in body {
+        let (value, span) = match s {
+            Stmt::Let { value, span, .. } | Stmt::Store { value, span, .. } => {
+                (value.clone(), *span)
+            }
+            _ => return None,
+        };
+        // Types from the statement as written (bindings by name).
+        let value_type = tile_ir::infer_type(&value, &|n| types.get(n).copied(), program);
+        if let Stmt::Store { idx, .. } = s {
+            if idx.iter().any(|e| e.has_reduction()) {
+                return None;
+            }
+        }
+        // Each reduction: fill its accumulator row over the block, then
+        // read it back in its place.
+        let mut failed = false;
+        let mut steps: Vec<Stmt> = Vec::new();
+        let var_type = |n: &str| types.get(n).copied();
+        let value = replace_reductions(value, &mut |r| {
+            let Expr::Reduce {
+                op,
+                var,
+                lo,
+                hi,
+                body,
+            } = &r
+            else {
+                return r;
+            };
+            let inner = |n: &str| {
+                if n == var {
+                    Some(DType::I32)
+                } else {
+                    var_type(n)
+                }
+            };
+            let t = tile_ir::infer_type(body, &inner, program);
+            let uniform = |e: &Expr| {
+                let mut free = Vec::new();
+                e.free_vars(&mut free);
+                free.iter().all(|f| symbols.contains(f))
+            };
+            if !t.is_float() || body.has_reduction() || var == col || !uniform(lo) || !uniform(hi) {
+                failed = true;
+                return r;
+            }
+            let acc_t = if *op == ReduceOp::Sum && t == DType::F32 {
+                DType::F64
+            } else {
+                t
+            };
+            let acc = row("cacc", acc_t, &mut scratch);
+            let at = |e: Expr| Expr::load(&acc, vec![e]);
+            let init = match op {
+                ReduceOp::Sum => Expr::Float(0.0),
+                // NaN: the first element replaces it, as in the lane walk.
+                _ => Expr::Float(f64::NAN),
+            };
+            steps.push(over_block(
+                vec![Stmt::Store {
+                    buf: acc.clone(),
+                    idx: vec![slot()],
+                    value: init,
+                    span,
+                }],
+                span,
+            ));
+            let body = read_held((**body).clone(), &held, &slot());
+            let term = if acc_t == t {
+                body
+            } else {
+                Expr::call(Func::Cast(acc_t), vec![body])
+            };
+            let next = match op {
+                ReduceOp::Sum => Expr::binary(BinOp::Add, at(slot()), term),
+                ReduceOp::Max => Expr::call(Func::Max, vec![at(slot()), term]),
+                ReduceOp::Min => Expr::call(Func::Min, vec![at(slot()), term]),
+            };
+            steps.push(Stmt::For {
+                vars: vec![
+                    LoopVar {
+                        name: var.clone(),
+                        lo: (**lo).clone(),
+                        hi: (**hi).clone(),
+                    },
+                    LoopVar {
+                        name: col.to_string(),
+                        lo: Expr::var(&cb),
+                        hi: Expr::var(&ce),
+                    },
+                ],
+                body: vec![Stmt::Store {
+                    buf: acc.clone(),
+                    idx: vec![slot()],
+                    value: next,
+                    span,
+                }],
+                span,
+            });
+            let read = if acc_t == t {
+                at(slot())
+            } else {
+                Expr::call(Func::Cast(t), vec![at(slot())])
+            };
+            match op {
+                ReduceOp::Sum => read,
+                // An empty range: the operator's identity, not NaN.
+                _ => Expr::call(
+                    Func::Select,
+                    vec![
+                        Expr::binary(BinOp::Gt, (**hi).clone(), (**lo).clone()),
+                        read,
+                        Expr::Float(if *op == ReduceOp::Max {
+                            f64::NEG_INFINITY
+                        } else {
+                            f64::INFINITY
+                        }),
+                    ],
+                ),
+            }
+        });
+        if failed {
+            return None;
+        }
+        let value = read_held(value, &held, &slot());
+        out.extend(steps);
+        match s {
+            Stmt::Let { name, .. } => {
+                let t = value_type;
+                if t == DType::Bool {
+                    return None;
+                }
+                let buf = row("cval", t, &mut scratch);
+                out.push(over_block(
+                    vec![Stmt::Store {
+                        buf: buf.clone(),
+                        idx: vec![slot()],
+                        value,
+                        span,
+                    }],
+                    span,
+                ));
+                types.insert(name.clone(), t);
+                held.push((name.clone(), buf));
+            }
+            Stmt::Store { buf, idx, .. } => {
+                let idx = idx
+                    .iter()
+                    .map(|e| read_held(e.clone(), &held, &slot()))
+                    .collect();
+                out.push(over_block(
+                    vec![Stmt::Store {
+                        buf: buf.clone(),
+                        idx,
+                        value,
+                        span,
+                    }],
+                    span,
+                ));
+            }
+            _ => return None,
+        }
+    }
+    Some((out, scratch))
+}
+
+/// `e` with each reduction not inside another replaced by `f`'s result.
+fn replace_reductions(e: Expr, f: &mut dyn FnMut(Expr) -> Expr) -> Expr {
+    if matches!(e, Expr::Reduce { .. }) {
+        return f(e);
+    }
+    let mut e = e;
+    for c in e.children_mut() {
+        let taken = std::mem::replace(c, Expr::Int(0));
+        *c = replace_reductions(taken, f);
+    }
+    e
+}
+
+/// `e` with every binding in `held` read from its scratch row at `slot`.
+fn read_held(mut e: Expr, held: &[(String, String)], slot: &Expr) -> Expr {
+    for (name, buf) in held {
+        e.substitute(name, &Expr::load(buf, vec![slot.clone()]));
+    }
+    e
+}

@@ -1,0 +1,189 @@
+//! Prints the body of a `column_reduction` kernel: a block is
+//! `blockDim.x` adjacent columns (work items) by `blockDim.y` slices, in
+//! a grid-stride loop over groups of columns. A warp holds 32 neighbouring
+//! columns, so every step of a reduction down the columns reads
+//! neighbouring elements.
+//!
+//! When the block can share a column's statements (bindings and stores
+//! whose reductions do not nest, no `if`), each reduction's range is cut
+//! into `blockDim.y` consecutive slices, one per thread of the column; the
+//! slices' results are combined in slice order by the column's first
+//! thread (`tile_col_*` in the prelude), so the result does not depend on
+//! timing. Every thread computes the bindings; the first thread of each
+//! column stores. Threads past the last column work on the last column
+//! and never store, so every thread reaches every barrier. Other bodies
+//! run each column on its first thread in program order (the launch then
+//! gives the block one slice).
+
+use crate::print_rows::block_shareable;
+use crate::quad_loops::{scalar, sfx, Keep};
+use tile_emit::{Printer, VTy};
+use tile_ir::{Expr, Stmt};
+use tile_plan::Kernel;
+
+/// Slots of one shared-memory set: one per thread of the largest block.
+const SET: usize = 1024;
+
+/// What the column statements are printed against.
+struct ColCtx {
+    /// Column reductions printed so far: names accumulators and picks the
+    /// shared-memory set (alternating).
+    red: usize,
+    /// Nodes built here (see [`Keep`]).
+    keep: Keep,
+}
+
+/// Whether the block shares a column's statements (slices per column),
+/// as the printer and the launch both need to know.
+pub(crate) fn shares(body: &[Stmt]) -> bool {
+    block_shareable(body)
+}
+
+pub(crate) fn column_reduction(p: &mut Printer, k: &Kernel) {
+    let col = &k.domain[0];
+    p.line(format!(
+        "const long long dl0 = {}, dn0 = {};",
+        p.size_expr(&col.lo),
+        p.extent(&col.lo, &col.hi)
+    ));
+    p.line("if (dn0 <= 0) return;");
+    let shared = shares(&k.body);
+    if shared {
+        p.line(format!("__shared__ double tile_smem[{}];", 2 * SET));
+    }
+    p.open("for (long long cb = (long long)blockIdx.x * blockDim.x; cb < dn0; cb += (long long)gridDim.x * blockDim.x)");
+    let depth = p.scope_len();
+    p.line("const bool live = cb + threadIdx.x < dn0;");
+    let cv = Printer::var_name(&col.name);
+    p.line(format!(
+        "const long long {cv} = dl0 + (live ? cb + threadIdx.x : dn0 - 1);"
+    ));
+    p.bind_loop(&col.name, &cv);
+    if shared {
+        let mut ctx = ColCtx {
+            red: 0,
+            keep: Keep::default(),
+        };
+        for s in &k.body {
+            column_stmt(p, s, &mut ctx);
+        }
+        // The next group's reductions reuse the slot sets (a store ends
+        // with a barrier already).
+        if !matches!(k.body.last(), Some(Stmt::Store { .. })) {
+            p.line("__syncthreads();");
+        }
+        drop(ctx);
+    } else {
+        p.line(SERIAL_COLUMN);
+        p.open("if (threadIdx.y == 0 && live)");
+        p.vector_loops = false;
+        p.stmts(&k.body);
+        p.close();
+    }
+    p.truncate_scope(depth);
+    p.close();
+}
+
+/// The comment marking columns run on one thread each.
+pub const SERIAL_COLUMN: &str =
+    "/* column on one thread: nested reductions or `if` (see print_columns.rs) */";
+
+/// One statement of a shared column.
+fn column_stmt(p: &mut Printer, s: &Stmt, ctx: &mut ColCtx) {
+    p.set_line(s.span().line);
+    match s {
+        Stmt::Let { name, value, .. } => {
+            let mut v = Box::new(value.clone());
+            lower_reductions(p, &mut v, ctx);
+            let (code, ty) = p.lower(&v);
+            let t = p.tmp("val");
+            p.line(format!("const {} {t} = {code}; /* {name} */", scalar(ty)));
+            p.bind_value(name, &t, ty);
+            ctx.keep.exprs.push(v);
+        }
+        Stmt::Store {
+            buf,
+            idx,
+            value,
+            span,
+        } => {
+            let mut v = value.clone();
+            lower_reductions(p, &mut v, ctx);
+            let store = vec![Stmt::Store {
+                buf: buf.clone(),
+                idx: idx.clone(),
+                value: v,
+                span: *span,
+            }];
+            p.open("if (threadIdx.y == 0 && live)");
+            p.stmts(&store);
+            p.close();
+            // A later statement of the column may read what was stored.
+            p.line("__syncthreads();");
+            ctx.keep.stmts.push(store);
+        }
+        // `block_shareable` admits neither.
+        Stmt::For { .. } | Stmt::If { .. } => {}
+    }
+}
+
+/// Replaces each reduction in `e` by its column-wide result: this
+/// thread's slice of the range reduced in order, then the slices combined.
+fn lower_reductions(p: &mut Printer, e: &mut Expr, ctx: &mut ColCtx) {
+    let Expr::Reduce {
+        op,
+        var,
+        lo,
+        hi,
+        body,
+    } = e
+    else {
+        for c in e.children_mut() {
+            lower_reductions(p, c, ctx);
+        }
+        return;
+    };
+    let (blo, _) = p.lower_as(lo, VTy::Int);
+    let (bhi, _) = p.lower_as(hi, VTy::Int);
+    let n = ctx.red;
+    ctx.red += 1;
+    // This thread's slice: `ch` consecutive values (the last slices may be
+    // shorter or empty). No sum below can wrap: bounds are below 2^62.
+    let (sl, sh) = (format!("csl{n}"), format!("csh{n}"));
+    p.line(format!(
+        "const long long cbl{n} = {blo}, cn{n} = {bhi} > cbl{n} ? {bhi} - cbl{n} : 0;"
+    ));
+    p.line(format!(
+        "const long long cch{n} = cn{n} / blockDim.y + (cn{n} % blockDim.y != 0);"
+    ));
+    p.line(format!(
+        "const long long {sl} = cbl{n} + min(cn{n}, (long long)threadIdx.y * cch{n}), {sh} = cbl{n} + min(cn{n}, (long long)(threadIdx.y + 1) * cch{n});"
+    ));
+    let (lname, hname) = (
+        tile_ir::names::generated("col_lo", n),
+        tile_ir::names::generated("col_hi", n),
+    );
+    p.bind_value(&lname, &sl, VTy::Int);
+    p.bind_value(&hname, &sh, VTy::Int);
+    let slice = Box::new(Expr::Reduce {
+        op: *op,
+        var: var.clone(),
+        lo: Box::new(Expr::var(&lname)),
+        hi: Box::new(Expr::var(&hname)),
+        body: body.clone(),
+    });
+    let (part, t) = p.lower(&slice);
+    ctx.keep.exprs.push(slice);
+    let acc = format!("cred{n}");
+    // The IR name is reserved, so no name of the program can capture it.
+    let name = tile_ir::names::generated("cred", n);
+    let combine = p.helper_call(&format!("tile_col_{}_{}", op.name(), sfx(t)));
+    p.line(format!(
+        "const {} {acc} = {combine}({part}, tile_smem + {});",
+        scalar(t),
+        SET * (n % 2)
+    ));
+    p.bind_value(&name, &acc, t);
+    let old = std::mem::replace(e, Expr::var(&name));
+    ctx.keep.exprs.push(Box::new(old));
+}
