@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 mkdir -p .device-carry
 newest() { ls -t target/release/deps/"$1"-* 2>/dev/null | grep -v '\.d$' | head -1; }
 cp target/release/tile .device-carry/tile
-cp target/release/examples/cuda_rows target/release/examples/cuda_pairs .device-carry/
+cp target/release/examples/cuda_rows target/release/examples/cuda_pairs target/release/examples/cuda_reductions .device-carry/
 cp "$(newest gpu)" .device-carry/gpu
 cp "$(newest emit)" .device-carry/emit
 cp "$(newest hostile)" .device-carry/hostile

@@ -6,6 +6,8 @@
 #   tests          GPU and NVRTC test binaries (logs: gpu_tests.log)
 #   hostile        tests/hostile on interp, cpu and cuda (hostile.log)
 #   rows           row kernels against a copy (cuda_rows.log)
+#   reduce         per-row and per-column reductions against a copy of
+#                  the bytes they move (cuda_reductions.log)
 #   pairs          seed pairs against a copy (cuda_pairs.log)
 #   quick          quick controls and seed benches (smoke runs, never reported)
 #   seed           starts the six-round seed suite with every GPU peer in the
@@ -44,6 +46,9 @@ for step in "$@"; do
     ;;
   rows)
     "$carry/cuda_rows" 37x1537 1024x4096 4096x4096 4096x16384 2>&1 | tee "$out/cuda_rows.log"
+    ;;
+  reduce)
+    "$carry/cuda_reductions" 37x1537 1024x4096 4096x4096 2>&1 | tee "$out/cuda_reductions.log"
     ;;
   pairs)
     "$carry/cuda_pairs" > "$out/cuda_pairs.log" 2>&1; tail -12 "$out/cuda_pairs.log"

@@ -32,6 +32,11 @@ pub struct CudaOptions {
     /// fewer rows than multiprocessors), from 256 up to 1024. Launches
     /// round it into 32..=1024 and down to whole warps.
     pub row_block: Option<u32>,
+    /// Threads per column of column kernels whose columns the block shares
+    /// (`TILE_CUDA_COL_SLICES`); `None` picks per launch: one per 16
+    /// elements of a column, a power of two from 1 to 32. Launches round it
+    /// down to a power of two in 1..=32.
+    pub col_slices: Option<u32>,
 }
 
 /// When a row kernel stages the rows it reads whole in shared memory.
@@ -72,6 +77,10 @@ impl Default for CudaOptions {
                 _ => RowStaging::Auto,
             },
             row_block: std::env::var("TILE_CUDA_ROW_BLOCK")
+                .ok()
+                .and_then(|v| v.parse::<u32>().ok())
+                .filter(|b| *b > 0),
+            col_slices: std::env::var("TILE_CUDA_COL_SLICES")
                 .ok()
                 .and_then(|v| v.parse::<u32>().ok())
                 .filter(|b| *b > 0),
@@ -658,7 +667,11 @@ impl CudaModule {
                         .unwrap_or(0)
                         / ncols;
                     let ny = if crate::print_columns::shares(&k.body) {
-                        ((per_col / 16).max(1) as u64).next_power_of_two().min(32) as u32
+                        let want = self.opts.col_slices.map_or_else(
+                            || ((per_col / 16).max(1) as u64).next_power_of_two(),
+                            |n| 1u64 << n.clamp(1, 32).ilog2(),
+                        );
+                        want.min(32) as u32
                     } else {
                         1
                     };

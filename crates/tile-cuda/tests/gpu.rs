@@ -432,8 +432,13 @@ proptest! {
         let src = tile_cuda::emit_cuda(&plan).unwrap();
         prop_assert!(src.contains("= tile_col_") && !src.contains("column on one thread"), "{}", text);
         let sizes = Sizes::from([("M".into(), m), ("N".into(), n)]);
-        let r = check(&program, &sizes, &Default::default());
-        prop_assert!(r.is_ok(), "{}\n{text}", r.unwrap_err());
+        // The launch's own choice of slices per column, then 3 (rounded
+        // down to 2) and 8.
+        for col_slices in [None, Some(3), Some(8)] {
+            let opts = tile_cuda::CudaOptions { col_slices, ..Default::default() };
+            let r = check(&program, &sizes, &opts);
+            prop_assert!(r.is_ok(), "{} (slices {col_slices:?})\n{text}", r.unwrap_err());
+        }
     }
 }
 
