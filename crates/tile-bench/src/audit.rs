@@ -227,6 +227,27 @@ impl Auditor<'_> {
                 self.fail(format!("validation: {what} did not pass"));
             }
             let outs = v["outputs"].as_array().cloned().unwrap_or_default();
+            // The copy entry checks its one output exactly.
+            if entry == "copy" {
+                if outs.len() != 1
+                    || v["atol"].as_f64() != Some(0.0)
+                    || v["rtol"].as_f64() != Some(0.0)
+                {
+                    self.fail(format!("validation: {what} is not an exact copy check"));
+                }
+                // Its size follows from the case's bytes: ceil(bytes / 8)
+                // elements, each read and written.
+                let count = outs.first().and_then(|o| o["count"].as_u64()).unwrap_or(0);
+                let moved = meta["moved_bytes"][case].as_u64().unwrap_or(0);
+                if moved == 0 || count != moved.div_ceil(8).max(1) {
+                    self.fail(format!(
+                        "validation: {what} copies {count} elements for a case moving {moved} bytes"
+                    ));
+                }
+                self.check_samples(r, &what, samples, window_s);
+                self.check_tile_row(r, &what, case, entry, &mut hashes, &mut artifacts);
+                continue;
+            }
             // The suite's count where the run recorded it; older runs: two
             // for the seed pairs, one for the rest.
             let want_outs = match tol[case]["outputs"].as_u64() {
@@ -280,77 +301,11 @@ impl Auditor<'_> {
                     "validation: {what} tolerances differ from BENCHMARK.md's"
                 ));
             }
-            // 3. Denominators.
-            let ph = r["phase"].as_str().unwrap_or("");
-            let n = r["n"].as_u64().unwrap_or(0);
-            let s: Vec<f64> = r["samples_s"]
-                .as_array()
-                .map(|a| a.iter().filter_map(|x| x.as_f64()).collect())
-                .unwrap_or_default();
-            if n == 0 || s.len() != samples || s.iter().any(|x| x.is_nan() || *x <= 0.0) {
-                self.fail(format!(
-                    "denominators: {what} has n={n} and {} valid samples (want {samples})",
-                    s.len()
-                ));
-            } else if ph.ends_with("_single") && n != 1 {
-                self.fail(format!(
-                    "denominators: {what} is a single-call phase with n={n}"
-                ));
-            } else if ph.ends_with("_batch") && n > 1 {
-                let m = mid(&mut s.clone());
-                // Calibration aims at the window; a factor of 10 either way
-                // means N does not belong to these samples.
-                if m < window_s / 10.0 || m > window_s * 10.0 {
-                    self.fail(format!("denominators: {what}: batches of n={n} took {m:.6} s, inconsistent with the {window_s} s window"));
-                }
-            }
+            self.check_samples(r, &what, samples, window_s);
             if r["framework"] != "tile" {
                 continue;
             }
-            // 5. Sources.
-            let mut set = BTreeSet::new();
-            for src in r["sources"].as_array().cloned().unwrap_or_default() {
-                let h = src["hash"].as_str().unwrap_or("").to_string();
-                let path = self.dir.join(src["path"].as_str().unwrap_or(""));
-                match std::fs::read(&path) {
-                    Ok(bytes) => {
-                        if sha256(&bytes) != h {
-                            self.fail(format!(
-                                "sources: {} does not match its hash {h}",
-                                path.display()
-                            ));
-                        }
-                    }
-                    Err(_) => self.fail(format!("sources: {} is missing", path.display())),
-                }
-                set.insert(h);
-            }
-            if set.is_empty() {
-                self.fail(format!("sources: {what} records no source"));
-            }
-            hashes
-                .entry((case.to_string(), entry.to_string()))
-                .or_default()
-                .extend(set);
-            // 6. Plans.
-            if group_of.get(case).is_some_and(|g| g == "seed")
-                && (entry == "fused" || entry == "reference")
-            {
-                let maps = strs(&r["plan"]["mappings"]);
-                if maps != ["element_grid"] || r["plan"]["kernels"].as_u64() != Some(1) {
-                    self.fail(format!(
-                        "plans: {what} realised {maps:?}, not one element_grid kernel"
-                    ));
-                }
-            }
-            // 7. Artifacts.
-            match &artifacts {
-                None => artifacts = Some(r["artifacts"].clone()),
-                Some(a) if *a != r["artifacts"] => self.fail(format!(
-                    "artifacts: {what} records a different compiler/runtime identity"
-                )),
-                _ => {}
-            }
+            self.check_tile_row(r, &what, case, entry, &mut hashes, &mut artifacts);
         }
         for ((case, entry), set) in &hashes {
             if set.len() != 1 {
@@ -374,6 +329,89 @@ impl Auditor<'_> {
             }
         }
         self.check_report(&rows, &phases);
+    }
+
+    /// Denominators (check 3): every sample valid, `n` consistent with its
+    /// phase and the batch window.
+    fn check_samples(&mut self, r: &Value, what: &str, samples: usize, window_s: f64) {
+        let ph = r["phase"].as_str().unwrap_or("");
+        let n = r["n"].as_u64().unwrap_or(0);
+        let s: Vec<f64> = r["samples_s"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|x| x.as_f64()).collect())
+            .unwrap_or_default();
+        if n == 0 || s.len() != samples || s.iter().any(|x| x.is_nan() || *x <= 0.0) {
+            self.fail(format!(
+                "denominators: {what} has n={n} and {} valid samples (want {samples})",
+                s.len()
+            ));
+        } else if ph.ends_with("_single") && n != 1 {
+            self.fail(format!(
+                "denominators: {what} is a single-call phase with n={n}"
+            ));
+        } else if ph.ends_with("_batch") && n > 1 {
+            let m = mid(&mut s.clone());
+            // Calibration aims at the window; a factor of 10 either way
+            // means N does not belong to these samples.
+            if m < window_s / 10.0 || m > window_s * 10.0 {
+                self.fail(format!("denominators: {what}: batches of n={n} took {m:.6} s, inconsistent with the {window_s} s window"));
+            }
+        }
+    }
+
+    /// Checks 5 to 7 of a Tile row: its sources (hashes, one per case and entry across
+    /// rounds), the seed pairs' plans, and one compiler identity.
+    fn check_tile_row(
+        &mut self,
+        r: &Value,
+        what: &str,
+        case: &str,
+        entry: &str,
+        hashes: &mut BTreeMap<(String, String), BTreeSet<String>>,
+        artifacts: &mut Option<Value>,
+    ) {
+        // 5. Sources.
+        let mut set = BTreeSet::new();
+        for src in r["sources"].as_array().cloned().unwrap_or_default() {
+            let h = src["hash"].as_str().unwrap_or("").to_string();
+            let path = self.dir.join(src["path"].as_str().unwrap_or(""));
+            match std::fs::read(&path) {
+                Ok(bytes) => {
+                    if sha256(&bytes) != h {
+                        self.fail(format!(
+                            "sources: {} does not match its hash {h}",
+                            path.display()
+                        ));
+                    }
+                }
+                Err(_) => self.fail(format!("sources: {} is missing", path.display())),
+            }
+            set.insert(h);
+        }
+        if set.is_empty() {
+            self.fail(format!("sources: {what} records no source"));
+        }
+        hashes
+            .entry((case.to_string(), entry.to_string()))
+            .or_default()
+            .extend(set);
+        // 6. Plans.
+        if r["group"] == "seed" && (entry == "fused" || entry == "reference") {
+            let maps = strs(&r["plan"]["mappings"]);
+            if maps != ["element_grid"] || r["plan"]["kernels"].as_u64() != Some(1) {
+                self.fail(format!(
+                    "plans: {what} realised {maps:?}, not one element_grid kernel"
+                ));
+            }
+        }
+        // 7. Artifacts.
+        match artifacts {
+            None => *artifacts = Some(r["artifacts"].clone()),
+            Some(a) if *a != r["artifacts"] => self.fail(format!(
+                "artifacts: {what} records a different compiler/runtime identity"
+            )),
+            _ => {}
+        }
     }
 
     /// Every figure in results.md, recomputed from the raw samples.
@@ -422,7 +460,7 @@ impl Auditor<'_> {
                 .split('|')
                 .map(str::trim)
                 .collect();
-            if cells.len() == 6 && phases.iter().any(|p| p == cells[1]) {
+            if (cells.len() == 6 || cells.len() == 7) && phases.iter().any(|p| p == cells[1]) {
                 let key = (case.clone(), cells[0].to_string(), cells[1].to_string());
                 let Some(by_round) = data.get(&key) else {
                     self.fail(format!(
@@ -441,6 +479,25 @@ impl Auditor<'_> {
                     || cells[5] != by_round.len().to_string()
                 {
                     self.fail(format!("figures: {key:?} printed {:?}, raw data give {m:.6} {lo:.6} {hi:.6} over {} rounds", &cells[2..], by_round.len()));
+                }
+                // Bandwidth: the case's recorded bytes over the median.
+                let moved = self.doc["meta"]["moved_bytes"][case.as_str()].as_f64();
+                match (cells.get(6), moved) {
+                    (Some(printed), Some(b)) if b > 0.0 => {
+                        if !close(printed, crate::report::gbps(b, m)) {
+                            self.fail(format!(
+                                "figures: {key:?} printed {printed} GB/s, {b} bytes over {m:.6} us give {:.6}",
+                                crate::report::gbps(b, m)
+                            ));
+                        }
+                    }
+                    (Some(_), _) => self.fail(format!(
+                        "figures: {key:?} shows GB/s without the case's byte count"
+                    )),
+                    (None, Some(_)) => self.fail(format!(
+                        "figures: {key:?} omits GB/s although the case's byte count is recorded"
+                    )),
+                    (None, None) => {}
                 }
                 shown.insert(key);
             } else if cells.len() == 5

@@ -128,7 +128,8 @@ pub fn render(results: &Value) -> Result<String, String> {
          - Outputs are preallocated for Tile and every peer that allows it; eager peers run their preallocated `out=` chains, so they pay no allocation either.\n\
          - Inputs, compilation, allocation, upload and download are outside every timed region. `e2e_*` phases time the host call plus synchronisation; `gpu_*` phases (CUDA only) time device events.\n\
          - Shapes whose inputs and outputs fit in the last-level cache (1x127 and 37x1537 here) measure cache-resident data: repeated invocations reuse the same buffers, the same for every framework.\n\
-         - Phases are reported as measured; no phase is subtracted from another."
+         - Phases are reported as measured; no phase is subtracted from another.\n\
+         - GB/s is the bytes the case's program moves (every input read once, every output written once) over the median time, the same numerator for every entry; the `copy` entry reads and writes that many bytes, so `fused` over `copy` is how far Tile is from the copy floor on this machine."
     );
     for case in &cases {
         let entries: Vec<String> = {
@@ -139,14 +140,10 @@ pub fn render(results: &Value) -> Result<String, String> {
                     e.push(v);
                 }
             }
-            e.sort_by_key(|v| match v.as_str() {
-                "fused" => 0,
-                "reference" => 1,
-                "split" => 2,
-                _ => 3,
-            });
+            e.sort_by_key(|v| entry_rank(v));
             e
         };
+        let moved = meta["moved_bytes"][*case].as_f64();
         let _ = writeln!(md, "\n## {case}\n");
         let kernels: Vec<String> = entries
             .iter()
@@ -170,11 +167,19 @@ pub fn render(results: &Value) -> Result<String, String> {
             })
             .collect();
         let _ = writeln!(md, "Kernels per invocation: {}\n", kernels.join(", "));
-        let _ = writeln!(
-            md,
-            "| entry | phase | median (us) | min (us) | max (us) | rounds |"
-        );
-        let _ = writeln!(md, "|---|---|---|---|---|---|");
+        if moved.is_some() {
+            let _ = writeln!(
+                md,
+                "| entry | phase | median (us) | min (us) | max (us) | rounds | GB/s |"
+            );
+            let _ = writeln!(md, "|---|---|---|---|---|---|---|");
+        } else {
+            let _ = writeln!(
+                md,
+                "| entry | phase | median (us) | min (us) | max (us) | rounds |"
+            );
+            let _ = writeln!(md, "|---|---|---|---|---|---|");
+        }
         for e in &entries {
             for ph in &phases {
                 let by_round = per_round(rows, case, e, ph);
@@ -185,14 +190,23 @@ pub fn render(results: &Value) -> Result<String, String> {
                 let all: Vec<f64> = by_round.values().flatten().copied().collect();
                 let lo = all.iter().copied().fold(f64::INFINITY, f64::min);
                 let hi = all.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                let _ = writeln!(
+                let m = median(&meds);
+                let _ = write!(
                     md,
                     "| {e} | {ph} | {} | {} | {} | {} |",
-                    sig4(median(&meds)),
+                    sig4(m),
                     sig4(lo),
                     sig4(hi),
                     meds.len()
                 );
+                match moved {
+                    Some(b) => {
+                        let _ = writeln!(md, " {} |", sig4(gbps(b, m)));
+                    }
+                    None => {
+                        let _ = writeln!(md);
+                    }
+                }
             }
         }
         let _ = writeln!(
@@ -220,8 +234,75 @@ pub fn render(results: &Value) -> Result<String, String> {
                 );
             }
         }
+        let _ = writeln!(md, "\nEntries:\n");
+        for e in &entries {
+            let row = rows
+                .iter()
+                .find(|r| r["case"] == *case && r["variant"] == e.as_str());
+            let _ = writeln!(md, "- `{e}`: {}", explain(e, row, moved));
+        }
     }
     Ok(md)
+}
+
+/// The order entries are listed in: Tile's, then the peers.
+fn entry_rank(e: &str) -> u8 {
+    match e {
+        "fused" => 0,
+        "reference" => 1,
+        "split" => 2,
+        "copy" => 3,
+        _ => 4,
+    }
+}
+
+/// Gigabytes per second for `bytes` moved in `us` microseconds.
+pub fn gbps(bytes: f64, us: f64) -> f64 {
+    bytes / us / 1e3
+}
+
+/// What an entry of a case is, in a sentence.
+fn explain(e: &str, row: Option<&Value>, moved: Option<f64>) -> String {
+    let mappings = row
+        .map(|r| {
+            r["plan"]["mappings"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|m| m.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_default();
+    match e {
+        "fused" => format!("Tile, fusion on: the planner's kernels ({mappings})."),
+        "reference" => format!(
+            "Tile with the element grid requested explicitly ({mappings}): it must be the same source as `fused`, which the audit checks, so the planner is shown to choose the one-kernel grid."
+        ),
+        "split" => format!(
+            "Tile, fusion off: one kernel per store, each recomputing what it needs ({mappings}); for a single-store program the same source as `fused`."
+        ),
+        "copy" => format!(
+            "Tile copying a plane of f32 that reads and writes {} bytes, at least as many as the case's program moves: the floor for a kernel moving these bytes.",
+            moved.map_or("?".to_string(), |b| ((b as u64).div_ceil(8) * 8).to_string())
+        ),
+        _ => {
+            let notes = match row.map(|r| &r["notes"]) {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Array(a)) => a
+                    .iter()
+                    .filter_map(|n| n.as_str())
+                    .collect::<Vec<_>>()
+                    .join("; "),
+                _ => String::new(),
+            };
+            if notes.is_empty() {
+                format!("the peer framework `{e}`.")
+            } else {
+                format!("the peer framework `{e}`: {notes}")
+            }
+        }
+    }
 }
 
 /// A compact table for the terminal: per case, Tile's kernels and
@@ -247,12 +328,13 @@ pub fn summary(results: &Value) -> String {
     }
     let _ = writeln!(
         out,
-        "{:<24} {:<18} {:>8} {:>12} {:>12}",
+        "{:<24} {:<18} {:>8} {:>12} {:>12} {:>8}",
         "case",
         "entry",
         "kernels",
         format!("{phase} us"),
-        "fused/entry"
+        "fused/entry",
+        "GB/s"
     );
     for case in cases {
         let mut entries: Vec<String> = Vec::new();
@@ -262,6 +344,8 @@ pub fn summary(results: &Value) -> String {
                 entries.push(v);
             }
         }
+        entries.sort_by_key(|e| entry_rank(e));
+        let moved = results["meta"]["moved_bytes"][case].as_f64();
         for e in &entries {
             let row = rows
                 .iter()
@@ -296,15 +380,17 @@ pub fn summary(results: &Value) -> String {
             } else {
                 kernels.to_string()
             };
+            let m = median(&meds);
             let _ = writeln!(
                 out,
-                "{case:<24} {e:<18} {k:>8} {:>12} {:>12}",
-                sig4(median(&meds)),
+                "{case:<24} {e:<18} {k:>8} {:>12} {:>12} {:>8}",
+                sig4(m),
                 if e == "fused" {
                     "-".into()
                 } else {
                     sig4(median(&ratios))
-                }
+                },
+                moved.map_or("-".into(), |b| sig4(gbps(b, m)))
             );
         }
     }

@@ -62,13 +62,19 @@ fn git_commit() -> String {
 }
 
 /// The variants of Tile run for a case: the seed suite compares fused,
-/// reference and split; the controls (single-output programs) fused and
-/// split, which must be the same source.
+/// reference and split; the other groups fused and split (for
+/// single-store programs the same source); every case a copy of the bytes
+/// it moves.
 pub fn variants_for(group: &str) -> Vec<Variant> {
     if group == "seed" {
-        vec![Variant::Fused, Variant::Reference, Variant::Split]
+        vec![
+            Variant::Fused,
+            Variant::Reference,
+            Variant::Split,
+            Variant::Copy,
+        ]
     } else {
-        vec![Variant::Fused, Variant::Split]
+        vec![Variant::Fused, Variant::Split, Variant::Copy]
     }
 }
 
@@ -114,7 +120,7 @@ pub fn bench(args: &BenchArgs) -> Result<PathBuf, String> {
     let case_names: Vec<String> = args.cases.iter().map(|c| c.name.clone()).collect();
     let mut frameworks = vec!["tile".to_string()];
     frameworks.extend(available.iter().cloned());
-    let all_variants: Vec<String> = ["fused", "reference", "split"]
+    let all_variants: Vec<String> = ["fused", "reference", "split", "copy"]
         .iter()
         .map(|s| s.to_string())
         .collect();
@@ -137,6 +143,12 @@ pub fn bench(args: &BenchArgs) -> Result<PathBuf, String> {
         });
     }
 
+    // Bytes each case moves (the bandwidth column's numerator, and the
+    // copy entry's size).
+    let mut moved = serde_json::Map::new();
+    for c in &args.cases {
+        moved.insert(c.name.clone(), json!(crate::target::moved_bytes(c)?));
+    }
     let mut rows: Vec<Value> = Vec::new();
     // Phases a peer cannot measure (no device clock), by framework.
     let mut omitted: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -197,7 +209,11 @@ pub fn bench(args: &BenchArgs) -> Result<PathBuf, String> {
                 std::fs::write(args.out.join(&rel), text).map_err(|e| format!("{rel}: {e}"))?;
                 srcs.push(json!({"hash": hash, "path": rel}));
             }
-            let validation = prepared.validate(case)?;
+            let validation = if variant == Variant::Copy {
+                prepared.validate(&crate::target::copy_case(case)?)?
+            } else {
+                prepared.validate(case)?
+            };
             let mut row = base.clone();
             row["framework"] = json!("tile");
             row["variant"] = json!(variant.name());
@@ -241,6 +257,7 @@ pub fn bench(args: &BenchArgs) -> Result<PathBuf, String> {
         "groups": groups,
         "frameworks": frameworks,
         "variants": all_variants,
+        "moved_bytes": moved,
         "tolerances": args.cases.iter().map(|c| (c.name.clone(), json!({"atol": c.atol, "rtol": c.rtol, "outputs": c.outputs.len()}))).collect::<serde_json::Map<_, _>>(),
         "start_unix": start,
         "end_unix": now(),

@@ -18,6 +18,10 @@ pub enum Variant {
     Reference,
     /// Fusion off: the control.
     Split,
+    /// A Tile-compiled copy of a plane of `f32` that reads and writes as
+    /// many bytes as the case's program (half of them each way): the floor
+    /// a kernel moving those bytes could reach, measured in the same run.
+    Copy,
 }
 
 impl Variant {
@@ -27,14 +31,20 @@ impl Variant {
             Variant::Fused => "fused",
             Variant::Reference => "reference",
             Variant::Split => "split",
+            Variant::Copy => "copy",
         }
     }
 
     /// Parses a variant name.
     pub fn parse(s: &str) -> Option<Variant> {
-        [Variant::Fused, Variant::Reference, Variant::Split]
-            .into_iter()
-            .find(|v| v.name() == s)
+        [
+            Variant::Fused,
+            Variant::Reference,
+            Variant::Split,
+            Variant::Copy,
+        ]
+        .into_iter()
+        .find(|v| v.name() == s)
     }
 }
 
@@ -173,8 +183,53 @@ pub fn plan_record(plan: &Plan, extra: Value) -> Value {
     })
 }
 
+/// The copy program of the [`Variant::Copy`] entry.
+pub const COPY_PROGRAM: &str =
+    "program copy(x: in f32[N], y: out f32[N]) {\n  for i in 0..N {\n    y[i] = x[i]\n  }\n}\n";
+
+/// Bytes a case's program moves: every parameter read or written once
+/// (inputs read, outputs written, both for `inout`), in `f32`.
+pub fn moved_bytes(case: &Case) -> Result<u64, String> {
+    let program =
+        tile_ir::parse_program(&case.program).map_err(|e| format!("{}: {e}", case.graph))?;
+    let (_, shapes) = case_shapes(&program, case)?;
+    let mut total: u64 = 0;
+    for p in &program.params {
+        let n = shapes[&p.name]
+            .iter()
+            .try_fold(1u64, |a, &d| a.checked_mul(d as u64))
+            .ok_or("the case's byte count overflows")?;
+        let each = if p.role == tile_ir::Role::InOut { 8 } else { 4 };
+        total = n
+            .checked_mul(each)
+            .and_then(|b| total.checked_add(b))
+            .ok_or("the case's byte count overflows")?;
+    }
+    Ok(total)
+}
+
+/// The case [`Variant::Copy`] runs for `case`: [`COPY_PROGRAM`] over
+/// `ceil(moved / 8)` elements (so it reads and writes at least the bytes
+/// `case` moves), validated exactly.
+pub fn copy_case(case: &Case) -> Result<Case, String> {
+    let n = moved_bytes(case)?.div_ceil(8).max(1);
+    Ok(Case {
+        name: case.name.clone(),
+        graph: "copy".into(),
+        group: case.group.clone(),
+        program: COPY_PROGRAM.into(),
+        shape: [1, usize::try_from(n).map_err(|_| "the copy is too large")?],
+        outputs: vec!["y".into()],
+        atol: 0.0,
+        rtol: 0.0,
+    })
+}
+
 /// Compiles and prepares `case` for `variant` on `target`.
 pub fn prepare(target: &str, case: &Case, variant: Variant) -> Result<Prepared, String> {
+    if variant == Variant::Copy {
+        return prepare(target, &copy_case(case)?, Variant::Fused);
+    }
     match target {
         "cpu" => crate::cpu::prepare(case, variant),
         "cuda" => crate::cuda::prepare(case, variant),

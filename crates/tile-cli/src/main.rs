@@ -89,8 +89,27 @@ enum Command {
         fusion: Fusion,
     },
     /// Measure Tile against its peers under the fixed protocol
-    /// (BENCHMARK.md); writes results.json, sources/ and results.md.
+    /// (docs/benchmarking.md); writes results.json, sources/ and results.md.
+    ///
+    /// With a FILE, benchmarks that one program at each `--shape` (fused,
+    /// fusion off, and a copy of the same bytes), validated against the FP64
+    /// interpreter: `tile bench my.tile --shape 4096x4096`.
     Bench {
+        /// A `.tile` file to benchmark instead of a suite.
+        file: Option<PathBuf>,
+        /// With FILE: the shapes, `MxN` (sizes M and N) or `N` (M = 1),
+        /// comma-separated.
+        #[arg(long, value_delimiter = ',')]
+        shape: Vec<String>,
+        /// With FILE: which program of the file, when it holds several.
+        #[arg(long)]
+        program: Option<String>,
+        /// With FILE: absolute tolerance of the validation (default 1e-5).
+        #[arg(long)]
+        atol: Option<f64>,
+        /// With FILE: relative tolerance of the validation (default 1e-4).
+        #[arg(long)]
+        rtol: Option<f64>,
         /// Where Tile runs.
         #[arg(long, value_enum, default_value = "cpu")]
         target: EmitTarget,
@@ -222,6 +241,11 @@ fn dispatch(cmd: Command) -> Result<(), String> {
             Ok(())
         }
         Command::Bench {
+            file,
+            shape,
+            program,
+            atol,
+            rtol,
             target,
             cases,
             peers,
@@ -247,7 +271,26 @@ fn dispatch(cmd: Command) -> Result<(), String> {
             protocol.samples = samples.unwrap_or(protocol.samples).max(1);
             protocol.window_ms = window_ms.unwrap_or(protocol.window_ms);
             protocol.warmup_ms = warmup_ms.unwrap_or(protocol.warmup_ms);
+            let chosen = match &file {
+                Some(path) => {
+                    if !cases.is_empty() || suite.is_some() {
+                        return Err(
+                            "give either a .tile FILE or --cases/--suite, not both".to_string()
+                        );
+                    }
+                    file_cases(path, program.as_deref(), &shape, atol, rtol)?
+                }
+                None => {
+                    if !shape.is_empty() || program.is_some() || atol.is_some() || rtol.is_some() {
+                        return Err("--shape, --program, --atol and --rtol go with a .tile FILE"
+                            .to_string());
+                    }
+                    tile_bench::suite::load(suite.as_deref(), &cases)?
+                }
+            };
             let peers = match peers.as_slice() {
+                // A user's program has no peer implementation.
+                [] if file.is_some() => vec![],
                 [] => tile_bench::default_peers(target),
                 [n] if n == "none" => vec![],
                 p => p.to_vec(),
@@ -259,7 +302,7 @@ fn dispatch(cmd: Command) -> Result<(), String> {
             let out = out.unwrap_or_else(|| PathBuf::from(format!("results/{target}-{stamp}")));
             let args = tile_bench::BenchArgs {
                 target: target.to_string(),
-                cases: tile_bench::suite::load(suite.as_deref(), &cases)?,
+                cases: chosen,
                 peers,
                 protocol,
                 out: out.clone(),
@@ -350,4 +393,68 @@ fn dispatch(cmd: Command) -> Result<(), String> {
             out_dir,
         }),
     }
+}
+
+/// The cases of `tile bench FILE`: the chosen program at each shape, every
+/// written parameter validated against the FP64 interpreter.
+fn file_cases(
+    path: &std::path::Path,
+    name: Option<&str>,
+    shapes: &[String],
+    atol: Option<f64>,
+    rtol: Option<f64>,
+) -> Result<Vec<tile_bench::suite::Case>, String> {
+    let (file, program) = load::program(path, name)?;
+    if shapes.is_empty() {
+        return Err(format!(
+            "{file}: give the sizes to benchmark at, e.g. --shape 4096x4096 (M x N) or --shape 1000000 (N)"
+        ));
+    }
+    let (atol, rtol) = (atol.unwrap_or(1e-5), rtol.unwrap_or(1e-4));
+    if !(atol >= 0.0 && rtol >= 0.0 && atol.is_finite() && rtol.is_finite()) {
+        return Err("--atol and --rtol must be finite and not negative".to_string());
+    }
+    let outputs: Vec<String> = program
+        .params
+        .iter()
+        .filter(|p| p.role.is_written())
+        .map(|p| p.name.clone())
+        .collect();
+    if let Some(p) = program
+        .params
+        .iter()
+        .find(|p| p.dtype != tile_ir::DType::F32)
+    {
+        return Err(format!(
+            "{file}: `{}` is {}; tile bench measures programs whose parameters are all f32",
+            p.name, p.dtype
+        ));
+    }
+    let mut cases = Vec::new();
+    for s in shapes {
+        let bad = || format!("--shape {s:?}: write MxN (e.g. 4096x4096) or N");
+        let dims: Vec<usize> = s
+            .split('x')
+            .map(|d| d.trim().parse::<usize>().map_err(|_| bad()))
+            .collect::<Result<_, _>>()?;
+        let shape = match dims.as_slice() {
+            [n] => [1, *n],
+            [m, n] => [*m, *n],
+            _ => return Err(bad()),
+        };
+        let case = tile_bench::suite::Case {
+            name: format!("{}_{}x{}", program.name, shape[0], shape[1]),
+            graph: program.name.clone(),
+            group: "program".to_string(),
+            program: program.to_string(),
+            shape,
+            outputs: outputs.clone(),
+            atol,
+            rtol,
+        };
+        // Sizes and byte counts checked before any work.
+        tile_bench::target::moved_bytes(&case).map_err(|e| format!("{file}: {e}"))?;
+        cases.push(case);
+    }
+    Ok(cases)
 }

@@ -322,13 +322,116 @@ fn bench_runs_a_users_own_suite_against_the_interpreter() {
     assert!(!rows.is_empty());
     for r in rows {
         let outs = r["validation"]["outputs"].as_array().unwrap();
-        assert_eq!(outs.len(), 2, "{r}");
+        // The copy entry checks its one output exactly.
+        let want = if r["variant"] == "copy" { 1 } else { 2 };
+        assert_eq!(outs.len(), want, "{r}");
         assert!(
             outs.iter()
                 .all(|o| o["pass"] == true && o["count"].as_u64().unwrap() > 0),
             "{r}"
         );
     }
+    let audit = tile(&["audit", &out.join("results.json").display().to_string()]);
+    assert!(audit.status.success(), "{}", text(&audit).0);
+}
+
+#[test]
+fn bench_runs_one_program_file_with_a_copy_of_its_bytes() {
+    let d = scratch("bench-file");
+    let file = write(
+        &d,
+        "cols.tile",
+        "program other(x: in f32[N], y: out f32[N]) {\n  for i in 0..N {\n    y[i] = x[i]\n  }\n}\nprogram cols(x: in f32[M, N], y: out f32[N]) {\n  for j in 0..N {\n    y[j] = sum(i in 0..M: x[i, j])\n  }\n}\n",
+    );
+    // Every mistake is reported before any work, and writes nothing.
+    let out = d.join("out");
+    let o_ = out.display().to_string();
+    for (args, says) in [
+        (
+            vec!["bench", &file, "--program", "cols", "--quick", "--out", &o_],
+            "--shape 4096x4096",
+        ),
+        (
+            vec![
+                "bench",
+                &file,
+                "--program",
+                "cols",
+                "--shape",
+                "3x",
+                "--out",
+                &o_,
+            ],
+            "write MxN",
+        ),
+        (
+            vec!["bench", &file, "--shape", "3x5", "--out", &o_],
+            "choose one with --program",
+        ),
+        (
+            vec![
+                "bench",
+                &file,
+                "--program",
+                "cols",
+                "--shape",
+                "3x5",
+                "--cases",
+                "seed",
+                "--out",
+                &o_,
+            ],
+            "not both",
+        ),
+        (
+            vec!["bench", "--shape", "3x5", "--out", &o_],
+            "go with a .tile FILE",
+        ),
+    ] {
+        let o = tile(&args);
+        let (stdout, stderr) = text(&o);
+        assert!(!o.status.success(), "{args:?}: {stdout}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+        assert!(!out.exists(), "{args:?} wrote {}", out.display());
+    }
+    let o = tile(&[
+        "bench",
+        &file,
+        "--program",
+        "cols",
+        "--shape",
+        "5x7,1x3",
+        "--quick",
+        "--out",
+        &o_,
+    ]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stdout}\n{stderr}");
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    assert_eq!(
+        results["meta"]["cases"],
+        serde_json::json!(["cols_5x7", "cols_1x3"])
+    );
+    // 5x7: x read (35 floats) and y written (7 floats).
+    assert_eq!(results["meta"]["moved_bytes"]["cols_5x7"], 168);
+    let rows = results["rows"].as_array().unwrap();
+    for entry in ["fused", "split", "copy"] {
+        assert!(
+            rows.iter()
+                .any(|r| r["variant"] == entry && r["status"] == "ok"),
+            "{entry}"
+        );
+    }
+    assert!(
+        rows.iter().all(|r| r["framework"] == "tile"),
+        "no peers by default"
+    );
+    let md = std::fs::read_to_string(out.join("results.md")).unwrap();
+    assert!(
+        md.contains("| GB/s |") && md.contains("Entries:") && md.contains("- `copy`:"),
+        "{md}"
+    );
     let audit = tile(&["audit", &out.join("results.json").display().to_string()]);
     assert!(audit.status.success(), "{}", text(&audit).0);
 }
