@@ -6,6 +6,9 @@
 #   tests          GPU and NVRTC test binaries (logs: gpu_tests.log)
 #   hostile        tests/hostile on interp, cpu and cuda (hostile.log)
 #   rows           row kernels against a copy (cuda_rows.log)
+#   bg-reductions[:C] the reductions group (or cases C) with torch_eager and
+#                  torch_compile in the background; wait-reductions[:S]
+#                  waits up to S seconds and collects it (reductions.tgz)
 #   reduce         per-row and per-column reductions against a copy of
 #                  the bytes they move (cuda_reductions.log)
 #   pairs          seed pairs against a copy (cuda_pairs.log)
@@ -63,6 +66,28 @@ for step in "$@"; do
     rm -rf /tmp/seed /tmp/seed-log; mkdir -p /tmp/seed-log
     setsid bash -c "/tmp/tile-seed bench --target cuda --peers torch_eager,torch_compile,jax_jit,cupy_elementwise --out /tmp/seed > /tmp/seed-log/out.txt 2> /tmp/seed-log/err.txt; echo \$? > /tmp/seed-log/rc" < /dev/null > /dev/null 2>&1 &
     echo "seed run started"
+    ;;
+  bg-reductions*)
+    # The reductions group in the background (its own session), as seed.
+    cases=${step#bg-reductions}; cases=${cases#:}; cases=${cases:-reductions}
+    cp "$carry/tile" /tmp/tile-red
+    rm -rf /tmp/reductions /tmp/red-log; mkdir -p /tmp/red-log
+    setsid bash -c "/tmp/tile-red bench --target cuda --cases $cases --peers torch_eager,torch_compile --out /tmp/reductions > /tmp/red-log/out.txt 2> /tmp/red-log/err.txt; echo \$? > /tmp/red-log/rc" < /dev/null > /dev/null 2>&1 &
+    echo "reductions run started ($cases)"
+    ;;
+  wait-reductions*)
+    limit=${step#wait-reductions}; limit=${limit#:}; limit=${limit:-540}
+    for ((s = 0; s < limit; s += 5)); do [ -f /tmp/red-log/rc ] && break; sleep 5; done
+    tr '\r' '\n' < /tmp/red-log/err.txt 2>/dev/null | grep -v '^$' | tail -2
+    if [ -f /tmp/red-log/rc ]; then
+      echo "reductions run exit status $(cat /tmp/red-log/rc)"
+      cp /tmp/red-log/out.txt "$out/reductions.txt"
+      tar -C /tmp -czf "$out/reductions.tgz" reductions
+      /tmp/tile-red audit /tmp/reductions/results.json 2>&1 | tail -3
+      tail -60 "$out/reductions.txt"
+    else
+      echo "reductions run still going"
+    fi
     ;;
   wait*)
     limit=${step#wait}; limit=${limit#:}; limit=${limit:-540}

@@ -78,6 +78,7 @@ GRAPHS = {
     "row_lse": ((("x", "MN"),), ("y",)),
     "row_norm": ((("x", "MN"),), ("y",)),
     "col_sum": ((("x", "MN"),), ("y",)),
+    "full_sum": ((("x", "MN"),), ("t",)),
 }
 
 # Outputs that are not [M, N]: one value per row.
@@ -85,6 +86,7 @@ OUTPUT_SHAPES = {
     "row_lse": {"y": "M"},
     "row_norm": {"y": "M"},
     "col_sum": {"y": "N"},
+    "full_sum": {"t": "1"},
 }
 
 
@@ -263,9 +265,9 @@ class Case:
 
     def output_shape(self, name):
         """The shape of output `name`: (M,) for per-row results, (N,) for
-        per-column ones, else (M, N)."""
+        per-column ones, (1,) for a whole array's, else (M, N)."""
         kind = OUTPUT_SHAPES.get(self.graph, {}).get(name, "MN")
-        return {"M": (self.m,), "N": (self.n,)}.get(kind, (self.m, self.n))
+        return {"M": (self.m,), "N": (self.n,), "1": (1,)}.get(kind, (self.m, self.n))
 
     def describe(self):
         return f"{self.graph} {self.m}x{self.n} on {self.target}"
@@ -294,7 +296,7 @@ def input_values(p, count):
     """Parameter number `p` (0-based) at flat indices 0..count, computed in
     FP64 and rounded to float32:
     frac(k * 0.6180339887498949 + 0.1234567 + 0.37 * p) * 2 - 1 + 1e-3 * sin(k).
-    For p = 0 this is BENCHMARK.md's formula (adding 0.0 changes nothing);
+    For p = 0 this is the input formula of docs/benchmarking.md (adding 0.0 changes nothing);
     it is crates/tile-ir/src/fixture.rs's formula with seed p."""
     import numpy as np  # noqa: PLC0415
 
@@ -363,6 +365,8 @@ def reference(graph, inputs):
         return {"y": np.sqrt((x * x).sum(axis=-1))}
     if graph == "col_sum":
         return {"y": f["x"].sum(axis=0)}
+    if graph == "full_sum":
+        return {"t": f["x"].sum(keepdims=True).reshape(1)}
     raise NotAvailable(f"no FP64 reference for graph {graph!r}")
 
 

@@ -227,6 +227,15 @@ def _col_sum(np, ins, outs, m, n):
     return fn, 1, "sum(axis=0) (out=)"
 
 
+def _full_sum(np, ins, outs, m, n):
+    x, t = ins["x"], outs["t"]
+
+    def fn():
+        np.sum(x, out=t[0:1].reshape(()))
+
+    return fn, 1, "sum() (out=)"
+
+
 _BUILDERS = {
     "sigmoid_pair": _sigmoid_pair,
     "gelu_pair": _gelu_pair,
@@ -238,4 +247,5 @@ _BUILDERS = {
     "row_lse": _row_lse,
     "row_norm": _row_norm,
     "col_sum": _col_sum,
+    "full_sum": _full_sum,
 }

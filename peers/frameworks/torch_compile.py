@@ -97,6 +97,8 @@ def _graph(torch, graph, n):
         return (lambda x: (torch.linalg.vector_norm(x, dim=-1),)), "torch.linalg.vector_norm(x, dim=-1)"
     if graph == "col_sum":
         return (lambda x: (torch.sum(x, 0),)), "torch.sum(x, 0)"
+    if graph == "full_sum":
+        return (lambda x: (torch.sum(x).reshape(1),)), "torch.sum(x).reshape(1)"
     return None, ""
 
 

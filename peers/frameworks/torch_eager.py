@@ -295,6 +295,15 @@ def _col_sum(torch, ins, outs, m, n, notes):
     return fn, None, "torch.sum(x, 0, out=y) (kernel count not known)"
 
 
+def _full_sum(torch, ins, outs, m, n, notes):
+    x, t = ins["x"], outs["t"]
+
+    def fn():
+        torch.sum(x, (0, 1), keepdim=False, out=t[0])
+
+    return fn, None, "torch.sum(x, (0, 1), out=t[0]) (kernel count not known)"
+
+
 _BUILDERS = {
     "sigmoid_pair": _sigmoid_pair,
     "gelu_pair": _gelu_pair,
@@ -306,4 +315,5 @@ _BUILDERS = {
     "row_lse": _row_lse,
     "row_norm": _row_norm,
     "col_sum": _col_sum,
+    "full_sum": _full_sum,
 }

@@ -3,7 +3,7 @@
 //! This module shares no code with the writer (`run.rs`, `report.rs`,
 //! `protocol.rs`): it reads `results.json` as plain JSON, recomputes the
 //! planned order, every median and every ratio with its own arithmetic, and
-//! checks the seven points of BENCHMARK.md plus every figure printed in
+//! checks the seven points of docs/benchmarking.md plus every figure printed in
 //! `results.md`. `--self-test` applies eight mutations to copies of the
 //! directory; each must be rejected.
 
@@ -287,7 +287,13 @@ impl Auditor<'_> {
                 "col_sum",
             ];
             let pairs = ["sigmoid_pair", "gelu_pair", "add", "gelu_ab"];
-            let fixed = if rows.contains(&graph) {
+            // A whole array's sum cancels (16M values in [-1, 1] sum to
+            // about 2): its absolute tolerance follows the sum of
+            // magnitudes, not the result (2e-3 is 2.4e-10 of it at
+            // 4096x4096; NumPy's f32 pairwise sum is off by 3.5e-4).
+            let fixed = if graph == "full_sum" {
+                Some((2e-3, 1e-4))
+            } else if rows.contains(&graph) {
                 Some((1e-5, 1e-4))
             } else if pairs.contains(&graph) {
                 Some((2e-6, 2e-5))
@@ -298,7 +304,7 @@ impl Auditor<'_> {
                 .is_some_and(|f| v["atol"].as_f64() != Some(f.0) || v["rtol"].as_f64() != Some(f.1))
             {
                 self.fail(format!(
-                    "validation: {what} tolerances differ from BENCHMARK.md's"
+                    "validation: {what} tolerances differ from the method's (docs/benchmarking.md)"
                 ));
             }
             self.check_samples(r, &what, samples, window_s);
@@ -561,7 +567,7 @@ fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// The eight mutations of BENCHMARK.md, each applied to a fresh copy.
+/// The eight mutations of docs/benchmarking.md, each applied to a fresh copy.
 /// Returns one line per mutation and whether every one was rejected.
 pub fn self_test(results_json: &Path) -> Result<(Vec<String>, bool), String> {
     audit(results_json)

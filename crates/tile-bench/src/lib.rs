@@ -1,4 +1,4 @@
-//! Tile's measurement harness (BENCHMARK.md): the suite as data, the
+//! Tile's measurement harness (docs/benchmarking.md): the suite as data, the
 //! protocol, Tile's targets and the Python peers, results with raw samples
 //! and sources, the report, and an independent audit.
 #![deny(missing_docs)]

@@ -1,10 +1,10 @@
 //! FP64 references and validation for the suite's graphs, written from the
-//! formulas in BENCHMARK.md (independent of the interpreter and of every
+//! formulas of the suite's graphs (independent of the interpreter and of every
 //! back end), the interpreter's FP64 results for every other program, and
 //! the deterministic input formula.
 
 /// Input parameter `p` (0-based declaration order) at flat index `k`:
-/// BENCHMARK.md's formula, shifted by `0.37 * p`, rounded to f32.
+/// The input formula of docs/benchmarking.md, shifted by `0.37 * p`, rounded to f32.
 pub fn input(k: usize, p: usize) -> f32 {
     tile_ir::fixture::input_value(k, p) as f32
 }
@@ -105,6 +105,7 @@ pub fn reference(
             }
             vec![y]
         }
+        "full_sum" => vec![vec![f(0).iter().take(m * n).sum::<f64>()]],
         g => return Err(format!("no FP64 reference for graph `{g}`")),
     })
 }

@@ -1,4 +1,4 @@
-//! The measurement protocol of BENCHMARK.md: rotation of orders across
+//! The measurement protocol of docs/benchmarking.md: rotation of orders across
 //! rounds, warm-up, calibration of the batch size, and the four phases.
 
 use std::collections::BTreeMap;

@@ -9,7 +9,7 @@ use std::path::Path;
 const SUITE: &str = include_str!("../../../bench/suite.json");
 
 /// Programs named by the built-in suite, by path.
-const PROGRAMS: [(&str, &str); 10] = [
+const PROGRAMS: [(&str, &str); 11] = [
     (
         "examples/sigmoid_pair.tile",
         include_str!("../../../examples/sigmoid_pair.tile"),
@@ -49,6 +49,10 @@ const PROGRAMS: [(&str, &str); 10] = [
     (
         "tests/programs/reductions/col_sum.tile",
         include_str!("../../../tests/programs/reductions/col_sum.tile"),
+    ),
+    (
+        "tests/programs/reductions/full_sum.tile",
+        include_str!("../../../tests/programs/reductions/full_sum.tile"),
     ),
 ];
 

@@ -156,7 +156,7 @@ enum Command {
     Audit {
         /// DIR/results.json.
         results: PathBuf,
-        /// Apply the eight mutations of BENCHMARK.md; each must be rejected.
+        /// Apply the eight mutations of docs/benchmarking.md; each must be rejected.
         #[arg(long)]
         self_test: bool,
     },

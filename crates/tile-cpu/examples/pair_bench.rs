@@ -56,7 +56,7 @@ fn main() {
          GB/s of 1 plane read + 2 written"
     );
 
-    // Inputs as in BENCHMARK.md.
+    // Inputs as in docs/benchmarking.md.
     let mut x: Vec<f32> = (0..n)
         .map(|k| {
             let k = k as f64;

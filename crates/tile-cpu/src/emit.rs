@@ -24,6 +24,11 @@
 //!   the slice as one vector loop with a scalar tail: each lane is one
 //!   column, its reductions run down the column with one accumulator per
 //!   lane.
+//! - `full_reduction`: `[lo, hi)` are chunks of the reduction's range
+//!   (`tile_plan::full_chunks`), each reduced in order into `tile_part[c]`
+//!   (a `double` array the runtime passes after the parameters); then
+//!   `tile_kN_fin(0, chunks, ...)` combines them in order and stores
+//!   (`split_full.rs`).
 //! - `serial`: the runtime passes `[0, 1)`; the body runs in program order.
 
 use crate::CpuError;
@@ -119,6 +124,12 @@ fn print_kernel(
     blocks: bool,
 ) -> tile_emit::Printed {
     let extended = tile_emit::with_scratch(program, scratch);
+    // A full reduction's rewritten expressions, alive until printing ends
+    // (the printer keys sites by node address).
+    let full = (k.mapping == Mapping::FullReduction)
+        .then(|| tile_emit::FullParts::of(program, k))
+        .flatten()
+        .map(crate::split_full::FullPrint);
     let mut p = Printer::new(&dialect::C, &extended);
     let domain: Vec<String> = k
         .domain
@@ -180,8 +191,21 @@ fn print_kernel(
             p.vector_loops = false;
             p.stmts(&k.body);
         }
+        Mapping::FullReduction => match &full {
+            Some(f) => f.print_chunks(&mut p, params.len()),
+            None => p.line("return; /* not a full reduction */"),
+        },
     }
     p.close();
+    if let Some(f) = &full {
+        f.print_finish(&mut p, k, &params);
+    } else if k.mapping == Mapping::FullReduction {
+        let mut printed = p.finish();
+        printed
+            .errors
+            .push(format!("kernel {} is not a full reduction", k.name));
+        return printed;
+    }
     p.finish()
 }
 

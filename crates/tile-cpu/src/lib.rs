@@ -38,6 +38,7 @@ mod math;
 mod module;
 mod pool;
 mod prelude;
+mod split_full;
 
 pub use cc::{FLAGS, LIBS, SANITIZE_FLAGS};
 pub use error::CpuError;

@@ -20,6 +20,8 @@ const PARALLEL_MIN: i64 = 32 * 1024;
 
 struct Loaded {
     f: KernelFn,
+    /// A full reduction's second function (`tile_kN_fin`).
+    fin: Option<KernelFn>,
     /// Parameters passed, in order, as indices into the program's.
     params: Vec<usize>,
     sites: Vec<Site>,
@@ -73,8 +75,20 @@ impl CpuModule {
                     .get::<KernelFn>(sym.as_bytes())
                     .map_err(|e| CpuError::Load(format!("{sym}: {e}")))?
             };
+            let fin = if k.mapping == Mapping::FullReduction {
+                let sym = format!("{sym}_fin");
+                // SAFETY: as above.
+                Some(unsafe {
+                    *library
+                        .get::<KernelFn>(sym.as_bytes())
+                        .map_err(|e| CpuError::Load(format!("{sym}: {e}")))?
+                })
+            } else {
+                None
+            };
             kernels.push(Loaded {
                 f,
+                fin,
                 params: k
                     .params(&plan.program)
                     .iter()
@@ -241,11 +255,17 @@ impl CpuModule {
             if total == 0 {
                 continue;
             }
-            let args: Vec<*mut c_void> = loaded
+            let mut args: Vec<*mut c_void> = loaded
                 .params
                 .iter()
                 .map(|&p| ptrs[p] as *mut c_void)
                 .collect();
+            // A full reduction's chunk results, after the parameters.
+            let mut parts: Vec<f64> = Vec::new();
+            if loaded.fin.is_some() {
+                parts = vec![0.0; total as usize];
+                args.push(parts.as_mut_ptr() as *mut c_void);
+            }
             let err = AtomicI32::new(0);
             let call = Call {
                 f: loaded.f,
@@ -283,6 +303,23 @@ impl CpuModule {
                 // SAFETY: as above, one slice covering all work.
                 unsafe { call.run(0, total) };
             }
+            if let Some(fin) = loaded.fin {
+                // Every chunk is done (the pool's launch returns after its
+                // last slice): combine them in order and store.
+                if err.load(Ordering::Relaxed) == 0 {
+                    // SAFETY: as above; `parts` holds `total` results.
+                    unsafe {
+                        fin(
+                            0,
+                            total,
+                            proven.symbols.as_ptr(),
+                            args.as_ptr(),
+                            err.as_ptr(),
+                        )
+                    };
+                }
+            }
+            drop(parts);
             let code = err.load(Ordering::Relaxed);
             if code != 0 {
                 let site = usize::try_from(code - 1)

@@ -1,4 +1,4 @@
-//! Measures the per-row and per-column reductions of
+//! Measures the per-row, per-column and whole-array reductions of
 //! `tests/programs/reductions` on the GPU against a device-to-device copy
 //! moving the same bytes (a copy of half of them: it reads them and writes
 //! them), in the same run; column kernels at several slice counts too
@@ -54,7 +54,7 @@ fn main() {
         "program", "shape", "mapping", "slices", "device us", "copy us", "vs copy", "GB/s"
     );
     for (m, n) in shapes {
-        for name in ["row_lse", "row_norm", "col_sum", "col_moments"] {
+        for name in ["row_lse", "row_norm", "col_sum", "col_moments", "full_sum"] {
             let text = std::fs::read_to_string(
                 root.join(format!("tests/programs/reductions/{name}.tile")),
             )

@@ -53,6 +53,7 @@ driver_api! {
     module_unload: "cuModuleUnload" => fn(Handle);
     module_get_function: "cuModuleGetFunction" => fn(*mut Handle, Handle, *const c_char);
     func_set_attribute: "cuFuncSetAttribute" => fn(Handle, c_int, c_int);
+    func_get_attribute: "cuFuncGetAttribute" => fn(*mut c_int, c_int, Handle);
     mem_alloc: "cuMemAlloc_v2" => fn(*mut DevicePtr, usize);
     mem_free: "cuMemFree_v2" => fn(DevicePtr);
     memcpy_htod: "cuMemcpyHtoD_v2" => fn(DevicePtr, *const c_void, usize);
@@ -84,6 +85,8 @@ pub const PTR_DEVICE_ORDINAL: c_int = 9;
 pub const PTR_RANGE_START: c_int = 11;
 /// `CU_POINTER_ATTRIBUTE_RANGE_SIZE`.
 pub const PTR_RANGE_SIZE: c_int = 12;
+/// `CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`.
+pub const FUNC_ATTR_MAX_THREADS: c_int = 0;
 /// `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`.
 pub const FUNC_ATTR_MAX_DYNAMIC_SHARED: c_int = 8;
 

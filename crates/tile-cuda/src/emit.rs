@@ -60,6 +60,9 @@ pub(crate) struct KernelInfo {
     pub rows_cache: bool,
     /// Failure sites of the `_rows` entry point.
     pub rows_sites: Vec<Site>,
+    /// Whether a `_fin` entry point follows (a full reduction's second
+    /// stage; its sites are the plain entry point's).
+    pub fin: bool,
 }
 
 /// The whole CUDA file for a plan.
@@ -110,6 +113,7 @@ pub(crate) fn emit(plan: &Plan, unroll: u32) -> Result<Emitted, CudaError> {
             rows: None,
             rows_cache: false,
             rows_sites: vec![],
+            fin: k.mapping == Mapping::FullReduction,
         };
         if k.mapping.is_elementwise() {
             if let Some(plan4) = vec4_plan(program, k) {
@@ -167,6 +171,11 @@ fn kernel(program: &Program, k: &Kernel, entry: Entry, site_base: i32) -> tile_e
         Some(r) => tile_emit::with_scratch(program, &r.scratch),
         None => program.clone(),
     };
+    // A full reduction's rewritten expressions, alive until printing ends.
+    let full = (k.mapping == Mapping::FullReduction)
+        .then(|| tile_emit::FullParts::of(program, k))
+        .flatten()
+        .map(crate::print_full::FullPrint);
     let mut p = Printer::new(&dialect::CUDA, &extended);
     p.set_site_base(site_base as u32);
     let domain: Vec<String> = k
@@ -212,6 +221,10 @@ fn kernel(program: &Program, k: &Kernel, entry: Entry, site_base: i32) -> tile_e
             crate::print_rows::row_reduction(&mut p, k, rows.as_ref(), &extended)
         }
         Mapping::ColumnReduction => crate::print_columns::column_reduction(&mut p, k),
+        Mapping::FullReduction => match &full {
+            Some(f) => f.print_chunks(&mut p, params.len(), program),
+            None => p.line("return; /* not a full reduction */"),
+        },
         Mapping::Serial => {
             p.line("if (blockIdx.x != 0 || threadIdx.x != 0) return;");
             p.vector_loops = false;
@@ -219,6 +232,33 @@ fn kernel(program: &Program, k: &Kernel, entry: Entry, site_base: i32) -> tile_e
         }
     }
     p.close();
+    match &full {
+        Some(f) => {
+            p.line(format!(
+                "/* {}_fin: the chunks' results combined in order, then the store */",
+                k.name
+            ));
+            p.open(format!(
+                "extern \"C\" __global__ void {name}_fin(const TileArgs a)"
+            ));
+            let depth = p.scope_len();
+            p.line("int *err = a.err;");
+            p.declare_arguments(&params, &k.stores, &|n| format!("a.S[{n}]"), &|i| {
+                format!("a.A[{i}]")
+            });
+            f.print_finish(&mut p, params.len());
+            p.truncate_scope(depth);
+            p.close();
+        }
+        None if k.mapping == Mapping::FullReduction => {
+            let mut printed = p.finish();
+            printed
+                .errors
+                .push(format!("kernel {} is not a full reduction", k.name));
+            return printed;
+        }
+        None => {}
+    }
     p.finish()
 }
 

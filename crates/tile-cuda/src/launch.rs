@@ -33,7 +33,7 @@ pub struct CudaOptions {
     /// round it into 32..=1024 and down to whole warps.
     pub row_block: Option<u32>,
     /// Threads per column of column kernels whose columns the block shares
-    /// (`TILE_CUDA_COL_SLICES`); `None` picks per launch: one per 16
+    /// (`TILE_CUDA_COL_SLICES`); `None` picks per launch: one per 8
     /// elements of a column, a power of two from 1 to 32. Launches round it
     /// down to a power of two in 1..=32.
     pub col_slices: Option<u32>,
@@ -106,6 +106,12 @@ struct Funcs {
     plain: crate::driver::Handle,
     v4: Option<crate::driver::Handle>,
     rows: Option<crate::driver::Handle>,
+    /// A full reduction's second stage (`tile_kN_fin`).
+    fin: Option<crate::driver::Handle>,
+    /// The most threads per block each entry point may launch with.
+    plain_max: u32,
+    v4_max: u32,
+    rows_max: u32,
 }
 
 /// A plan compiled and loaded on the GPU.
@@ -131,6 +137,12 @@ pub struct CudaModule {
     /// launches that may write it.
     word: OnceLock<DeviceBuffer>,
     failing: Mutex<()>,
+    /// Full reductions' chunk results: [`tile_plan::PARTIALS`] doubles per
+    /// full-reduction kernel, at `part_offsets[n]` bytes for kernel `n`.
+    /// Shared by the module's launches, so raw launches of a module that
+    /// has one are serialised and waited for.
+    partials: Option<DeviceBuffer>,
+    part_offsets: Vec<u64>,
 }
 
 /// One kernel's launch at given sizes.
@@ -142,6 +154,9 @@ struct Launch {
     shared: u32,
     /// Its parameters, as indices into the program's.
     params: Vec<usize>,
+    /// A device address passed after the parameters (a full reduction's
+    /// chunk results), or 0.
+    extra: u64,
 }
 
 /// A plan's launches at given sizes, and the size symbols' values.
@@ -241,6 +256,9 @@ pub fn compile(plan: &Plan, opts: &CudaOptions) -> Result<CudaModule, CudaError>
         if k.rows.is_some() {
             names.push(format!("{}_rows", k.name));
         }
+        if k.fin {
+            names.push(format!("{}_fin", k.name));
+        }
     }
     let (_module, handles) = gpu.load_module(&cubin, &names)?;
     let mut funcs = Vec::new();
@@ -252,6 +270,7 @@ pub fn compile(plan: &Plan, opts: &CudaOptions) -> Result<CudaModule, CudaError>
             .ok_or_else(|| CudaError::Unsupported("missing kernel handle".into()))?;
         let v4 = if k.v4.is_some() { it.next() } else { None };
         let rows = if k.rows.is_some() { it.next() } else { None };
+        let fin = if k.fin { it.next() } else { None };
         if let Some(f) = rows {
             // More than the default 48 KiB of dynamic shared memory needs
             // the kernel's opt-in; where the driver refuses it, launches
@@ -260,8 +279,30 @@ pub fn compile(plan: &Plan, opts: &CudaOptions) -> Result<CudaModule, CudaError>
                 rows_limit = rows_limit.min(47 * 1024);
             }
         }
-        funcs.push(Funcs { plain, v4, rows });
+        let most = |f: Option<crate::driver::Handle>| -> Result<u32, CudaError> {
+            f.map_or(Ok(1024), |f| gpu.max_threads(f))
+        };
+        funcs.push(Funcs {
+            plain,
+            v4,
+            rows,
+            fin,
+            plain_max: most(Some(plain))?,
+            v4_max: most(v4)?,
+            rows_max: most(rows)?,
+        });
     }
+    let mut part_offsets = Vec::new();
+    let mut nfull = 0u64;
+    for k in &plan.kernels {
+        part_offsets.push(nfull * tile_plan::PARTIALS as u64 * 8);
+        nfull += u64::from(k.mapping == Mapping::FullReduction);
+    }
+    let partials = if nfull > 0 {
+        Some(gpu.alloc((nfull * tile_plan::PARTIALS as u64 * 8) as usize)?)
+    } else {
+        None
+    };
     Ok(CudaModule {
         gpu,
         plan: plan.clone(),
@@ -277,6 +318,8 @@ pub fn compile(plan: &Plan, opts: &CudaOptions) -> Result<CudaModule, CudaError>
         proven: Mutex::new(None),
         word: OnceLock::new(),
         failing: Mutex::new(()),
+        partials,
+        part_offsets,
     })
 }
 
@@ -446,13 +489,14 @@ impl CudaModule {
         }
         let (may_fail, launches) = self.prove(&sizes)?;
         let stream = stream as usize as crate::driver::Handle;
-        if !may_fail {
+        if !may_fail && self.partials.is_none() {
             // No check can fail: the failure word is never written.
             let err = self.failure_word()?;
             return self.fire(&launches, &addrs, err.ptr, stream);
         }
-        // A check may fail: launches are serialised on the word, and the
-        // call waits to read it.
+        // A check may fail, or a full reduction's chunk results are in the
+        // module's one buffer: launches are serialised on the word, and the
+        // call waits (and reads the word).
         let _guard = self.failing.lock().map_err(|_| {
             CudaError::Unsupported(
                 "a previous launch panicked while holding the failure word".into(),
@@ -522,6 +566,9 @@ impl CudaModule {
                     .get(p)
                     .ok_or_else(|| CudaError::Unsupported("a parameter has no address".into()))?;
             }
+            if l.extra != 0 {
+                a[l.params.len()] = l.extra;
+            }
             let args = TileArgs {
                 lo: 0,
                 hi: 0,
@@ -556,9 +603,15 @@ impl CudaModule {
         let mut kernels = Vec::with_capacity(self.plan.kernels.len());
         for (n, k) in self.plan.kernels.iter().enumerate() {
             let kparams = k.params(program);
-            if kparams.len() > 32 {
+            // A full reduction passes its chunk results after them.
+            let most = if k.mapping == Mapping::FullReduction {
+                31
+            } else {
+                32
+            };
+            if kparams.len() > most {
                 return Err(CudaError::Unsupported(format!(
-                    "kernel {} has {} parameters (at most 32)",
+                    "kernel {} has {} parameters (at most {most})",
                     k.name,
                     kparams.len()
                 )));
@@ -582,6 +635,7 @@ impl CudaModule {
                     block: (block, 1),
                     shared,
                     params: params.clone(),
+                    extra: 0,
                 })
             };
             // Checked extents; the caller proved (check_ranges) that every
@@ -589,7 +643,17 @@ impl CudaModule {
             // product below cannot overflow.
             let exts = k.extents(sizes)?;
             let block = self.opts.block.max(32);
-            let Funcs { plain: f, v4, rows } = self.funcs[n];
+            let Funcs {
+                plain: f,
+                v4,
+                rows,
+                fin,
+                plain_max,
+                v4_max,
+                rows_max,
+            } = self.funcs[n];
+            // Whole warps, within what the entry point's registers allow.
+            let fit = |b: u32, most: u32| b.min(most).max(32) / 32 * 32;
             match k.mapping {
                 Mapping::ElementGrid | Mapping::Split => {
                     if exts.is_empty() {
@@ -602,12 +666,13 @@ impl CudaModule {
                     let use_v4 = v4.is_some() && self.opts.vec4 && self.v4_aligned(n, k, sizes);
                     let inner = exts[exts.len() - 1];
                     let rows: i64 = exts[..exts.len() - 1].iter().product();
-                    let (func, cols) = match (use_v4, v4) {
+                    let (func, cols, block) = match (use_v4, v4) {
                         (true, Some(v)) => (
                             v,
                             (inner / 4 + self.opts.unroll as i64 - 1) / self.opts.unroll as i64,
+                            fit(block, v4_max),
                         ),
-                        _ => (f, inner),
+                        _ => (f, inner, fit(block, plain_max)),
                     };
                     let gx = ((cols + block as i64 - 1) / block as i64).clamp(1, 1 << 30) as u32;
                     let gy = rows.clamp(1, 65535) as u32;
@@ -636,13 +701,11 @@ impl CudaModule {
                                 ((longest / per).next_power_of_two() as u32).clamp(256, 1024)
                             });
                             // Whole warps: block reductions shuffle across all 32 lanes.
-                            let block = block.clamp(32, 1024) / 32 * 32;
-                            add(staged, (grid, 1), block, bytes)
+                            add(staged, (grid, 1), fit(block, rows_max), bytes)
                         }
                         _ => {
-                            let block =
-                                self.opts.row_block.unwrap_or(256).clamp(32, 1024) / 32 * 32;
-                            add(f, (grid, 1), block, 0)
+                            let block = self.opts.row_block.unwrap_or(256);
+                            add(f, (grid, 1), fit(block, plain_max), 0)
                         }
                     }
                 }
@@ -651,9 +714,12 @@ impl CudaModule {
                     if ncols == 0 {
                         continue;
                     }
-                    // Slices per column: about 16 elements of the largest
+                    // Slices per column: about 8 elements of the largest
                     // parameter's column per thread, at most 32; the block
                     // at least 256 threads (whole warps of columns).
+                    // Measured on an H200 (cuda_reductions): col_sum at
+                    // 4096x4096 takes 25.2 us with 32 slices, 39.4 with 16,
+                    // 520 with 1; at 37x1537, 2 slices 5.6 us, 4 to 32 4.6.
                     let boxes = tile_ir::args::boxes(program, sizes)?;
                     let per_col = kparams
                         .iter()
@@ -668,14 +734,22 @@ impl CudaModule {
                         / ncols;
                     let ny = if crate::print_columns::shares(&k.body) {
                         let want = self.opts.col_slices.map_or_else(
-                            || ((per_col / 16).max(1) as u64).next_power_of_two(),
+                            || ((per_col / 8).max(1) as u64).next_power_of_two(),
                             |n| 1u64 << n.clamp(1, 32).ilog2(),
                         );
                         want.min(32) as u32
                     } else {
                         1
                     };
-                    let bx = (256 / ny).max(32);
+                    let mut ny = ny;
+                    let mut bx = (256 / ny).max(32);
+                    // Within what the kernel's registers allow: fewer
+                    // slices first, then fewer columns per block.
+                    while bx * ny > plain_max && ny > 1 {
+                        ny /= 2;
+                        bx = (256 / ny).max(32);
+                    }
+                    let bx = fit(bx, plain_max);
                     let grid = ((ncols + bx as i64 - 1) / bx as i64).clamp(1, 1 << 20) as u32;
                     kernels.push(Launch {
                         func: f,
@@ -683,6 +757,34 @@ impl CudaModule {
                         block: (bx, ny),
                         shared: 0,
                         params: params.clone(),
+                        extra: 0,
+                    });
+                }
+                Mapping::FullReduction => {
+                    // One block per chunk, then one thread combines them.
+                    let (Some(fin), Some(parts)) = (fin, &self.partials) else {
+                        return Err(CudaError::Unsupported(format!(
+                            "kernel {} has no second stage",
+                            k.name
+                        )));
+                    };
+                    let chunks = k.work_items(sizes)?;
+                    let extra = parts.ptr + self.part_offsets[n];
+                    kernels.push(Launch {
+                        func: f,
+                        grid: (chunks.clamp(1, tile_plan::PARTIALS) as u32, 1),
+                        block: (fit(256, plain_max), 1),
+                        shared: 0,
+                        params: params.clone(),
+                        extra,
+                    });
+                    kernels.push(Launch {
+                        func: fin,
+                        grid: (1, 1),
+                        block: (1, 1),
+                        shared: 0,
+                        params,
+                        extra,
                     });
                 }
                 Mapping::Serial => add(f, (1, 1), 1, 0),

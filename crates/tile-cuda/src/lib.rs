@@ -24,6 +24,7 @@ mod launch;
 pub mod nvrtc;
 mod prelude;
 mod print_columns;
+mod print_full;
 mod print_rows;
 mod quad_loops;
 pub mod runtime;

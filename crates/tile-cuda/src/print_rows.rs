@@ -197,6 +197,28 @@ fn result_name(acc: &str) -> String {
     format!("{}{acc}", tile_ir::names::RESERVED_PREFIX)
 }
 
+/// Replaces each reduction in `e` by its block-wide result (every thread of
+/// the block must reach this code), for kernels other than rows (a full
+/// reduction's chunks). Accumulators are numbered from `first`; returns
+/// the next number. The nodes printed are kept in `keep`.
+pub(crate) fn block_reductions(
+    p: &mut Printer,
+    e: &mut Expr,
+    program: &Program,
+    first: usize,
+    keep: &mut Keep,
+) -> usize {
+    let mut ctx = RowCtx {
+        program,
+        plan: None,
+        red: first,
+        keep: Keep::default(),
+    };
+    lower_reductions(p, e, &mut ctx);
+    keep.absorb(ctx.keep);
+    ctx.red
+}
+
 /// Replaces each reduction in `e` by a block-wide reduction bound to a
 /// fresh name.
 fn lower_reductions(p: &mut Printer, e: &mut Expr, ctx: &mut RowCtx) {

@@ -223,6 +223,20 @@ impl Gpu {
         )
     }
 
+    /// The most threads a block of `f` may have (its registers decide:
+    /// a launch above it fails with "too many resources requested").
+    pub(crate) fn max_threads(&self, f: Handle) -> Result<u32, CudaError> {
+        let mut n: std::ffi::c_int = 0;
+        // SAFETY: a function handle from a loaded module.
+        self.drv.check(
+            unsafe {
+                (self.drv.func_get_attribute)(&mut n, crate::driver::FUNC_ATTR_MAX_THREADS, f)
+            },
+            "cuFuncGetAttribute",
+        )?;
+        Ok(n.clamp(32, 1024) as u32)
+    }
+
     /// Launches `f` on `stream` with one by-value parameter block and
     /// `shared` bytes of dynamic shared memory.
     pub(crate) fn launch<T>(

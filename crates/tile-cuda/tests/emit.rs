@@ -239,3 +239,39 @@ fn every_column_program_slices_its_reductions_over_the_block() {
         "only {columns} column programs among the fixtures"
     );
 }
+
+#[test]
+fn every_full_reduction_has_a_parallel_first_stage_and_a_second() {
+    let mut full = 0;
+    for f in programs() {
+        let program = tile_ir::parse_program(&std::fs::read_to_string(&f).unwrap()).unwrap();
+        let plan = compile(&program, &Options::default()).unwrap();
+        let n = plan
+            .kernels
+            .iter()
+            .filter(|k| k.mapping == tile_plan::Mapping::FullReduction)
+            .count();
+        if n == 0 {
+            continue;
+        }
+        full += 1;
+        let src = tile_cuda::emit_cuda(&plan).unwrap();
+        for k in plan
+            .kernels
+            .iter()
+            .filter(|k| k.mapping == tile_plan::Mapping::FullReduction)
+        {
+            assert!(
+                src.contains(&format!("void tile_{}_fin(", k.name)),
+                "{}",
+                f.display()
+            );
+        }
+        assert!(!src.contains("chunk on one thread"), "{}", f.display());
+        assert!(src.contains("= tile_block_"), "{}", f.display());
+    }
+    assert!(
+        full >= 2,
+        "only {full} full-reduction programs among the fixtures"
+    );
+}

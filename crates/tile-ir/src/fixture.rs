@@ -1,7 +1,7 @@
 //! Test data shared by every crate's tests: deterministic, non-zero
 //! arguments for a program, and the `# run:` lines of fixture files.
 //!
-//! Inputs follow BENCHMARK.md's formula, shifted per parameter so no two
+//! Inputs follow the input formula of docs/benchmarking.md, shifted per parameter so no two
 //! inputs are equal; written parameters start from a sentinel pattern so an
 //! element no store writes is visible in every comparison.
 

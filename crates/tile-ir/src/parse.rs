@@ -1,4 +1,5 @@
-//! Parser for `.tile` text: recursive descent over the grammar in DESIGN.md.
+//! Parser for `.tile` text: recursive descent over the language of
+//! docs/guide.md ("Writing a program").
 //!
 //! The parser stops at the first problem and returns it as a [`Diagnostic`]
 //! naming what was expected and what was found. It never panics: deeply

@@ -4,7 +4,7 @@
 use proptest::prelude::*;
 use tile_ir::*;
 
-/// The two example programs of DESIGN.md, as written there.
+/// The two example programs of the original design, as written there.
 const DESIGN_EXAMPLES: &str = "\
 # value and derivative of the logistic sigmoid
 program sigmoid_pair(x: in f32[M, N], value: out f32[M, N], grad: out f32[M, N]) {

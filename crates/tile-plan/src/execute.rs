@@ -32,7 +32,9 @@ pub fn execute_plan(
     let result = (|| {
         for (n, k) in plan.kernels.iter().enumerate() {
             let mut env = Env::new(&sizes);
-            if k.mapping == Mapping::Serial {
+            // A full reduction's work items are chunks of one statement:
+            // run it once.
+            if matches!(k.mapping, Mapping::Serial | Mapping::FullReduction) {
                 m.exec(&k.body, &mut env)?;
                 continue;
             }

@@ -32,6 +32,7 @@ mod plan;
 mod plan_groups;
 mod remove_dead_code;
 mod share_common_values;
+pub mod split_reductions;
 
 pub use check_ranges::{check_ranges, RangeError, RangeProof, INDEX_LIMIT};
 pub use execute::{execute_plan, Order};
@@ -44,6 +45,7 @@ pub use plan::{Fallback, Kernel, Mapping, Plan, Rule};
 pub use plan_groups::plan_groups;
 pub use remove_dead_code::remove_dead_code;
 pub use share_common_values::share_common_values;
+pub use split_reductions::{full_chunks, PARTIALS};
 
 use tile_ir::{Program, VerifyError};
 

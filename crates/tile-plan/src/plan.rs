@@ -25,6 +25,12 @@ pub enum Mapping {
     /// walk an outer dimension and the row variable the innermost one
     /// (`y[j] = sum(i in 0..M: x[i, j])`), see [`crate::orient_rows`].
     ColumnReduction,
+    /// A store outside any nest whose value holds one reduction over sizes
+    /// (`t[0] = sum(i in 0..M: sum(j in 0..N: x[i, j]))`): the reduction's
+    /// range cut into chunks reduced in parallel, each in order, the
+    /// chunks combined in order, then the store; see
+    /// [`crate::split_reductions`]. The domain is the split variable.
+    FullReduction,
     /// The statements in program order on one worker.
     Serial,
 }
@@ -37,6 +43,7 @@ impl Mapping {
             Mapping::Split => "split",
             Mapping::RowReduction => "row_reduction",
             Mapping::ColumnReduction => "column_reduction",
+            Mapping::FullReduction => "full_reduction",
             Mapping::Serial => "serial",
         }
     }
@@ -47,7 +54,7 @@ impl Mapping {
     }
 }
 
-/// The legality rule behind a fallback (names from DESIGN.md).
+/// The legality rule behind a fallback (names as in docs/guide.md, "Seeing the plan").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Rule {
     /// Nests over different domains are never merged.
@@ -152,12 +159,14 @@ impl Kernel {
     }
 
     /// Number of work items at `sizes`: the domain's points for element
-    /// grids, its rows for row and column reductions, 1 for `serial`. Checked: a
+    /// grids, its rows for row and column reductions, its chunks for a full
+    /// reduction ([`crate::full_chunks`]), 1 for `serial`. Checked: a
     /// domain of 2^62 items or more is an error, never a wrapped count.
     pub fn work_items(&self, sizes: &tile_ir::Sizes) -> Result<i64, RangeError> {
         let ext = self.extents(sizes)?;
         match self.mapping {
             Mapping::Serial => Ok(1),
+            Mapping::FullReduction => Ok(crate::full_chunks(ext.first().copied().unwrap_or(0)).0),
             Mapping::RowReduction | Mapping::ColumnReduction => ext
                 .first()
                 .copied()
@@ -198,7 +207,7 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// The plan as the JSON object documented in DESIGN.md.
+    /// The plan as the JSON object documented in docs/guide.md (`tile plan --json`).
     pub fn to_json(&self) -> Value {
         let kernels: Vec<Value> = self
             .kernels

@@ -12,7 +12,9 @@
 //!    multi-store group becomes one `split` kernel per store. Row nests that
 //!    [`find_row_hazards`] clears become `row_reduction` kernels, or
 //!    `column_reduction` ones when [`crate::orient_rows`] finds their
-//!    reductions walking down columns. Everything
+//!    reductions walking down columns. A store outside any nest that is
+//!    one float reduction over the sizes becomes a `full_reduction`
+//!    ([`crate::split_reductions`]). Everything
 //!    else runs `serial`, in program order; adjacent serial kernels merge.
 
 use crate::find_hazards::{
@@ -33,6 +35,11 @@ enum Unit {
         vars: Vec<LoopVar>,
         body: Vec<Stmt>,
         line: u32,
+    },
+    /// A store a `full_reduction` kernel runs, split over `var`.
+    Full {
+        var: LoopVar,
+        stmt: Stmt,
     },
     Other(Stmt),
 }
@@ -93,8 +100,16 @@ pub fn plan_groups(program: &Program, unused_inputs: Vec<String>, fusion: bool) 
                     }
                 }
                 s => {
+                    if let Some(var) = crate::split_reductions::full_reduction(program, s) {
+                        return Unit::Full {
+                            var,
+                            stmt: s.clone(),
+                        };
+                    }
                     let why = if matches!(s, Stmt::For { .. }) {
                         "has bounds that are not functions of the size symbols"
+                    } else if matches!(s, Stmt::Store { .. }) {
+                        "is outside any loop nest and not one float reduction over the sizes"
                     } else {
                         "is outside any loop nest"
                     };
@@ -229,6 +244,15 @@ pub fn plan_groups(program: &Program, unused_inputs: Vec<String>, fusion: bool) 
                         vec![line],
                     );
                 }
+            }
+            Unit::Full { var, stmt } => {
+                let line = stmt.span().line;
+                kernels.push(kernel(
+                    Mapping::FullReduction,
+                    vec![var],
+                    vec![stmt],
+                    vec![line],
+                ));
             }
             Unit::Other(s) => {
                 let line = s.span().line;

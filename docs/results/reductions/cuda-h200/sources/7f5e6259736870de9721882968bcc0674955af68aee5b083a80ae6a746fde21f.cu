@@ -1,4 +1,4 @@
-/* Tile: CUDA kernels of program `row_norm` (1 kernel). */
+/* Tile: CUDA kernels of program `copy` (1 kernel). */
 
 struct TileArgs { long long lo, hi; long long S[16]; void *A[32]; int *err; };
 
@@ -111,60 +111,80 @@ TILE_BLOCK_REDUCE(tile_block_sum_i64, long long, TILE_ADD)
 TILE_BLOCK_REDUCE(tile_block_max_i64, long long, tile_max_i64)
 TILE_BLOCK_REDUCE(tile_block_min_i64, long long, tile_min_i64)
 
-/* k0: row_reduction over i in 0..M; stores y; reads x */
+/* Column reductions (print_columns.rs): the block is blockDim.x columns by
+   blockDim.y slices; each thread passes its slice's result and gets its
+   column's, the slices combined in slice order by the column's first
+   thread (so every thread gets the same bits, whatever the timing). A set
+   holds one slot per thread; consecutive reductions alternate between two
+   sets, as above. */
+#define TILE_COL_REDUCE(NAME, T, OP)                                        \
+TILE_D T NAME(T v, double *smem) {                                          \
+  T *s = (T *)smem;                                                         \
+  const int x = threadIdx.x, w = blockDim.x;                                \
+  s[threadIdx.y * w + x] = v;                                               \
+  __syncthreads();                                                          \
+  if (threadIdx.y == 0) {                                                   \
+    T u = s[x];                                                             \
+    for (int y = 1; y < (int)blockDim.y; y++) u = OP(u, s[y * w + x]);      \
+    s[x] = u;                                                               \
+  }                                                                         \
+  __syncthreads();                                                          \
+  return s[x];                                                              \
+}
+TILE_COL_REDUCE(tile_col_sum_f32, float, TILE_ADD)
+TILE_COL_REDUCE(tile_col_max_f32, float, fmaxf)
+TILE_COL_REDUCE(tile_col_min_f32, float, fminf)
+TILE_COL_REDUCE(tile_col_sum_f64, double, TILE_ADD)
+TILE_COL_REDUCE(tile_col_max_f64, double, fmax)
+TILE_COL_REDUCE(tile_col_min_f64, double, fmin)
+TILE_COL_REDUCE(tile_col_sum_i64, long long, TILE_ADD)
+TILE_COL_REDUCE(tile_col_max_i64, long long, tile_max_i64)
+TILE_COL_REDUCE(tile_col_min_i64, long long, tile_min_i64)
+
+/* k0: element_grid over i in 0..N; stores y; reads x */
 extern "C" __global__ void tile_k0(const TileArgs a) {
   int *err = a.err;
-  const long long s_M = a.S[0];
-  const long long s_N = a.S[1];
+  const long long s_N = a.S[0];
   const float *__restrict__ p_x = (const float *)a.A[0];
-  const long long n0_x = s_M;
-  const long long n1_x = s_N;
+  const long long n0_x = s_N;
   float *__restrict__ p_y = (float *)a.A[1];
-  const long long n0_y = s_M;
-  const long long dl0 = 0, dn0 = s_M;
-  __shared__ double tile_smem[64];
-  for (long long r = blockIdx.x; r < dn0; r += gridDim.x) {
-    const long long v_i = dl0 + r;
-    const long long bnd0 = 0, bnd1 = s_N;
-    float red0 = 0.0f;
-    if (bnd1 > bnd0) {
-      if (!(v_i >= 0 && v_i < n0_x && bnd0 >= 0 && (bnd1 - 1) < n1_x)) TILE_FAIL(1);
+  const long long n0_y = s_N;
+  const long long dl0 = 0, dn0 = s_N;
+  if (dn0 <= 0) return;
+  const long long rows = 1, cols = dn0;
+  for (long long r = blockIdx.y; r < rows; r += gridDim.y) {
+    for (long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x; c < cols; c += (long long)gridDim.x * blockDim.x) {
+      const long long v_i = dl0 + c;
+      if (!(v_i >= 0 && v_i < n0_x)) TILE_FAIL(2);
+      const float ld0 = p_x[v_i];
+      if (!(v_i >= 0 && v_i < n0_y)) TILE_FAIL(1);
+      p_y[v_i] = ld0;
     }
-    {
-      const long long len0 = (long long)(bnd1 - bnd0);
-      const bool va0 = (reinterpret_cast<unsigned long long>(p_x + (v_i * n1_x + bnd0)) & 15ULL) == 0;
-      long long quad0 = (long long)threadIdx.x * 4;
-      if (va0) {
-        for (; quad0 + 3 < len0; quad0 += (long long)blockDim.x * 4) {
-          const long long qb0 = bnd0 + quad0;
-          const float4 gq0 = *reinterpret_cast<const float4 *>(p_x + (v_i * n1_x + qb0));
-          red0 = red0 + (gq0.x * gq0.x);
-          red0 = red0 + (gq0.y * gq0.y);
-          red0 = red0 + (gq0.z * gq0.z);
-          red0 = red0 + (gq0.w * gq0.w);
-        }
-      }
-      else {
-        for (; quad0 + 3 < len0; quad0 += (long long)blockDim.x * 4) {
-          const long long qb1 = bnd0 + quad0;
-          const float4 gq1 = make_float4((p_x + (v_i * n1_x + qb1))[0], (p_x + (v_i * n1_x + qb1))[1], (p_x + (v_i * n1_x + qb1))[2], (p_x + (v_i * n1_x + qb1))[3]);
-          red0 = red0 + (gq1.x * gq1.x);
-          red0 = red0 + (gq1.y * gq1.y);
-          red0 = red0 + (gq1.z * gq1.z);
-          red0 = red0 + (gq1.w * gq1.w);
-        }
-      }
-      for (long long q0 = quad0; q0 < len0; q0++) {
-        const long long v_j = bnd0 + q0;
-        const float gq2 = *(p_x + (v_i * n1_x + v_j));
-        red0 = red0 + (gq2 * gq2);
-      }
+  }
+}
+
+/* k0 (4 elements per thread, 16-byte accesses): element_grid over i in 0..N; stores y; reads x */
+extern "C" __global__ void tile_k0_v4(const TileArgs a) {
+  int *err = a.err;
+  const long long s_N = a.S[0];
+  const float *__restrict__ p_x = (const float *)a.A[0];
+  const long long n0_x = s_N;
+  float *__restrict__ p_y = (float *)a.A[1];
+  const long long n0_y = s_N;
+  const long long dl0 = 0, dn0 = s_N;
+  if (dn0 <= 0) return;
+  const long long rows = 1, cols = (dn0 / 4);
+  for (long long r = blockIdx.y; r < rows; r += gridDim.y) {
+    for (long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x; c < cols; c += (long long)gridDim.x * blockDim.x) {
+      const long long v_i = dl0 + c * 4;
+      if (!((v_i) >= 0 && (v_i) + 3 < 0 + n0_x)) { atomicExch(err, 100001); return; }
+      const float4 vld0 = *reinterpret_cast<const float4 *>(p_x + (v_i));
+      const float stv0 = vld0.x;
+      const float stv1 = vld0.y;
+      const float stv2 = vld0.z;
+      const float stv3 = vld0.w;
+      if (!((v_i) >= 0 && (v_i) + 3 < 0 + n0_y)) { atomicExch(err, 100002); return; }
+      *reinterpret_cast<float4 *>(p_y + (v_i)) = make_float4(stv0, stv1, stv2, stv3);
     }
-    red0 = tile_block_sum_f32(red0, tile_smem + 0);
-    if (threadIdx.x == 0) {
-      if (!(v_i >= 0 && v_i < n0_y)) TILE_FAIL(2);
-      p_y[v_i] = tile_sqrt_f32(red0);
-    }
-    __syncthreads();
   }
 }

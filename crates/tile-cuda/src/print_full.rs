@@ -1,0 +1,129 @@
+//! Prints a `full_reduction` kernel as two entry points. `tile_kN` runs
+//! one block per chunk of the reduction's range (`tile_plan::full_chunks`):
+//! the block reduces its chunk (its threads split the chunk; or, when the
+//! reduced body holds reductions, the chunk's values one after the other,
+//! each body's reductions split over the block) into `tile_part[c]`, in
+//! `double`. `tile_kN_fin` (one thread) combines the chunks in order and
+//! runs the store with the reduction replaced by the result. No float
+//! atomics: the result is the same on every run.
+
+use crate::quad_loops::Keep;
+use tile_emit::{Printer, VTy};
+use tile_ir::{DType, Program, ReduceOp};
+
+/// Prints a full reduction's two entry points from its parts.
+pub(crate) struct FullPrint(pub tile_emit::FullParts);
+
+impl FullPrint {
+    /// `frl`, `frh`, `flen` and `fcount`: the range and its chunks, as
+    /// `tile_plan::full_chunks` counts them.
+    fn chunks(&self, p: &mut Printer) {
+        let parts = tile_plan::PARTIALS;
+        p.line(format!(
+            "const long long frl = {}, frh = {};",
+            p.size_expr(&self.0.lo),
+            p.size_expr(&self.0.hi)
+        ));
+        p.line("const long long fn_ = frh > frl ? frh - frl : 0;");
+        p.line(format!(
+            "const long long fp = fn_ < {parts} ? fn_ : {parts};"
+        ));
+        p.line("const long long flen = fp > 0 ? fn_ / fp + (fn_ % fp != 0) : 0;");
+        p.line("const long long fcount = flen > 0 ? fn_ / flen + (fn_ % flen != 0) : 1;");
+    }
+
+    /// The body of `tile_kN` (one block per chunk, a grid-stride loop).
+    pub(crate) fn print_chunks(&self, p: &mut Printer, nparams: usize, program: &Program) {
+        p.line(format!(
+            "double *__restrict__ tile_part = (double *)a.A[{nparams}];"
+        ));
+        self.chunks(p);
+        p.line("__shared__ double tile_smem[64];");
+        p.open("for (long long c = blockIdx.x; c < fcount; c += gridDim.x)");
+        p.line("const long long fcl = frl + c * flen, fch = frh - fcl < flen ? frh : fcl + flen;");
+        let depth = p.scope_len();
+        let (clo, chi, _) = tile_emit::full_names();
+        p.bind_loop(&clo, "fcl");
+        p.bind_loop(&chi, "fch");
+        let mut keep = Keep::default();
+        if self.0.deep {
+            p.line("/* chunk on one thread: nested reductions (see print_full.rs) */");
+            p.open("if (threadIdx.x == 0)");
+            let (v, _) = p.lower(&self.0.chunk);
+            p.line(format!("tile_part[c] = {v};"));
+            p.close();
+        } else if self.0.nested {
+            // The chunk's values in order, each body's reductions over the
+            // block (every thread gets the same bits, so every thread
+            // keeps the same accumulator).
+            let (init, empty) = match self.0.op {
+                ReduceOp::Sum => ("0.0", "0.0"),
+                ReduceOp::Max => (
+                    "__longlong_as_double(0x7ff8000000000000LL)",
+                    "__longlong_as_double(0xfff0000000000000LL)",
+                ),
+                ReduceOp::Min => (
+                    "__longlong_as_double(0x7ff8000000000000LL)",
+                    "__longlong_as_double(0x7ff0000000000000LL)",
+                ),
+            };
+            p.line(format!("double facc = {init};"));
+            let cv = Printer::var_name(&self.0.var);
+            p.open(format!("for (long long {cv} = fcl; {cv} < fch; {cv}++)"));
+            let inner = p.scope_len();
+            p.bind_loop(&self.0.var, &cv);
+            let mut e = self.0.body.clone();
+            crate::print_rows::block_reductions(p, &mut e, program, 0, &mut keep);
+            let (v, _) = p.lower(&e);
+            let line = p.combine_f64(self.0.op, "facc", &v);
+            p.line(line);
+            // The next value's reductions reuse the shared slots.
+            p.line("__syncthreads();");
+            keep.exprs.push(e);
+            p.truncate_scope(inner);
+            p.close();
+            p.line(format!(
+                "if (threadIdx.x == 0) tile_part[c] = fch > fcl ? facc : {empty};"
+            ));
+        } else {
+            let mut e = self.0.chunk.clone();
+            crate::print_rows::block_reductions(p, &mut e, program, 0, &mut keep);
+            let (v, _) = p.lower(&e);
+            p.line(format!("if (threadIdx.x == 0) tile_part[c] = {v};"));
+            keep.exprs.push(e);
+        }
+        // The next chunk's reductions reuse the shared slots.
+        p.line("__syncthreads();");
+        p.truncate_scope(depth);
+        p.close();
+        drop(keep);
+    }
+
+    /// The body of `tile_kN_fin` (one thread): the chunks combined in
+    /// order, then the store.
+    pub(crate) fn print_finish(&self, p: &mut Printer, nparams: usize) {
+        p.line(format!(
+            "const double *__restrict__ tile_part = (const double *)a.A[{nparams}];"
+        ));
+        p.line("if (blockIdx.x != 0 || threadIdx.x != 0) return;");
+        self.chunks(p);
+        let init = match self.0.op {
+            ReduceOp::Sum => "0.0",
+            _ => "__longlong_as_double(0x7ff8000000000000LL)",
+        };
+        p.line(format!("double fcomb = {init};"));
+        p.open("for (long long c = 0; c < fcount; c++)");
+        let line = p.combine_f64(self.0.op, "fcomb", "tile_part[c]");
+        p.line(line);
+        p.close();
+        let depth = p.scope_len();
+        let (_, _, comb) = tile_emit::full_names();
+        match self.0.t {
+            DType::F64 => p.bind_value(&comb, "fcomb", VTy::F64),
+            _ => p.bind_value(&comb, "((float)fcomb)", VTy::F32),
+        }
+        p.vector_loops = false;
+        p.stmts(&self.0.finish);
+        p.truncate_scope(depth);
+    }
+}
