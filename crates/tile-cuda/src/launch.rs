@@ -761,7 +761,9 @@ impl CudaModule {
                     });
                 }
                 Mapping::FullReduction => {
-                    // One block per chunk, then one thread combines them.
+                    // One block per chunk (1024 threads where the
+                    // registers allow: enough loads in flight with at most
+                    // 256 blocks), then one thread combines them.
                     let (Some(fin), Some(parts)) = (fin, &self.partials) else {
                         return Err(CudaError::Unsupported(format!(
                             "kernel {} has no second stage",
@@ -773,7 +775,7 @@ impl CudaModule {
                     kernels.push(Launch {
                         func: f,
                         grid: (chunks.clamp(1, tile_plan::PARTIALS) as u32, 1),
-                        block: (fit(256, plain_max), 1),
+                        block: (fit(1024, plain_max), 1),
                         shared: 0,
                         params: params.clone(),
                         extra,

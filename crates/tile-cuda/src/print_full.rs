@@ -52,6 +52,21 @@ impl FullPrint {
             let (v, _) = p.lower(&self.0.chunk);
             p.line(format!("tile_part[c] = {v};"));
             p.close();
+        } else if let Some(flat) = &self.0.flat {
+            // `op(i: op(j: B))`: every row's share accumulates in one
+            // per-thread value, the block combines once per chunk.
+            let id = crate::print_rows::identity_of(self.0.op, VTy::F64);
+            p.line(format!("double fthr = {id};"));
+            let cv = Printer::var_name(&self.0.var);
+            p.open(format!("for (long long {cv} = fcl; {cv} < fch; {cv}++)"));
+            let inner = p.scope_len();
+            p.bind_loop(&self.0.var, &cv);
+            crate::print_rows::thread_share(p, flat, "fthr", VTy::F64, program, &mut keep);
+            p.truncate_scope(inner);
+            p.close();
+            let f = p.helper_call(&format!("tile_block_{}_f64", self.0.op.name()));
+            p.line(format!("fthr = {f}(fthr, tile_smem);"));
+            p.line("if (threadIdx.x == 0) tile_part[c] = fthr;");
         } else if self.0.nested {
             // The chunk's values in order, each body's reductions over the
             // block (every thread gets the same bits, so every thread

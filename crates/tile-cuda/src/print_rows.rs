@@ -219,6 +219,53 @@ pub(crate) fn block_reductions(
     ctx.red
 }
 
+/// Adds this thread's share of the reduction `r` (its range split over
+/// the block as in a row) into the accumulator `acc` of type `t`, declared
+/// by the caller; no block-wide combination. A full reduction whose rows'
+/// reductions have its own operator accumulates every row this way and
+/// combines the block once.
+pub(crate) fn thread_share(
+    p: &mut Printer,
+    r: &Expr,
+    acc: &str,
+    t: VTy,
+    program: &Program,
+    keep: &mut Keep,
+) {
+    let Expr::Reduce {
+        op,
+        var,
+        lo,
+        hi,
+        body,
+    } = r
+    else {
+        return;
+    };
+    let (bl, bh) = loop_bounds(p, lo, hi);
+    p.begin_checked_level(var, &bl, &bh, &[], &[body]);
+    let ctx = RowCtx {
+        program,
+        plan: None,
+        red: 0,
+        keep: Keep::default(),
+    };
+    let rl = ctx.row_loop(var, &bl, &bh, lo, hi);
+    let each = Each::Reduce {
+        body,
+        acc,
+        op: *op,
+        t,
+    };
+    quad_loops::print_loop(p, &rl, &each, keep);
+    p.end_checked_level();
+}
+
+/// The identity of `op` for values of type `t`, as CUDA C.
+pub(crate) fn identity_of(op: ReduceOp, t: VTy) -> &'static str {
+    identity(op, t)
+}
+
 /// Replaces each reduction in `e` by a block-wide reduction bound to a
 /// fresh name.
 fn lower_reductions(p: &mut Printer, e: &mut Expr, ctx: &mut RowCtx) {

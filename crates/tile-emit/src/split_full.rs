@@ -29,6 +29,11 @@ pub struct FullParts {
     pub chunk: Box<Expr>,
     /// `f64(body)`.
     pub body: Box<Expr>,
+    /// When the body is itself a reduction with the same operator over
+    /// values without reductions (`sum(i: sum(j: x[i, j]))`): that
+    /// reduction with its body in `f64`. Both ranges may then be walked as
+    /// one (the values reassociated, as chunks are).
+    pub flat: Option<Box<Expr>>,
     /// The store, its reduction replaced by `__full_comb`.
     pub finish: Vec<Stmt>,
 }
@@ -89,6 +94,22 @@ impl FullParts {
             hi: Box::new(Expr::var(&chi)),
             body: Box::new(body64.clone()),
         };
+        let flat = match &**body {
+            Expr::Reduce {
+                op: inner,
+                var: iv,
+                lo: il,
+                hi: ih,
+                body: ib,
+            } if inner == op && !ib.has_reduction() => Some(Box::new(Expr::Reduce {
+                op: *op,
+                var: iv.clone(),
+                lo: il.clone(),
+                hi: ih.clone(),
+                body: Box::new(Expr::call(Func::Cast(DType::F64), vec![(**ib).clone()])),
+            })),
+            _ => None,
+        };
         let mut v = value.clone();
         replace_first(&mut v, r, &Expr::var(&comb));
         Some(FullParts {
@@ -101,6 +122,7 @@ impl FullParts {
             deep: nests(body),
             chunk: Box::new(chunk),
             body: Box::new(body64),
+            flat,
             finish: vec![Stmt::Store {
                 buf: buf.clone(),
                 idx: idx.clone(),
