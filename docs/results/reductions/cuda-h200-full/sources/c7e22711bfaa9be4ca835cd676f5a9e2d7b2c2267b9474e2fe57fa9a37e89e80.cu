@@ -160,10 +160,9 @@ extern "C" __global__ void tile_k0(const TileArgs a) {
   __shared__ double tile_smem[64];
   for (long long c = blockIdx.x; c < fcount; c += gridDim.x) {
     const long long fcl = frl + c * flen, fch = frh - fcl < flen ? frh : fcl + flen;
-    double facc = 0.0;
+    double fthr = 0.0;
     for (long long v_i = fcl; v_i < fch; v_i++) {
       const long long bnd0 = 0, bnd1 = s_N;
-      float red0 = 0.0f;
       if (bnd1 > bnd0) {
         if (!(v_i >= 0 && v_i < n0_x && bnd0 >= 0 && (bnd1 - 1) < n1_x)) TILE_FAIL(1);
       }
@@ -175,33 +174,31 @@ extern "C" __global__ void tile_k0(const TileArgs a) {
           for (; quad0 + 3 < len0; quad0 += (long long)blockDim.x * 4) {
             const long long qb0 = bnd0 + quad0;
             const float4 gq0 = *reinterpret_cast<const float4 *>(p_x + (v_i * n1_x + qb0));
-            red0 = red0 + gq0.x;
-            red0 = red0 + gq0.y;
-            red0 = red0 + gq0.z;
-            red0 = red0 + gq0.w;
+            fthr = fthr + ((double)gq0.x);
+            fthr = fthr + ((double)gq0.y);
+            fthr = fthr + ((double)gq0.z);
+            fthr = fthr + ((double)gq0.w);
           }
         }
         else {
           for (; quad0 + 3 < len0; quad0 += (long long)blockDim.x * 4) {
             const long long qb1 = bnd0 + quad0;
             const float4 gq1 = make_float4((p_x + (v_i * n1_x + qb1))[0], (p_x + (v_i * n1_x + qb1))[1], (p_x + (v_i * n1_x + qb1))[2], (p_x + (v_i * n1_x + qb1))[3]);
-            red0 = red0 + gq1.x;
-            red0 = red0 + gq1.y;
-            red0 = red0 + gq1.z;
-            red0 = red0 + gq1.w;
+            fthr = fthr + ((double)gq1.x);
+            fthr = fthr + ((double)gq1.y);
+            fthr = fthr + ((double)gq1.z);
+            fthr = fthr + ((double)gq1.w);
           }
         }
         for (long long q0 = quad0; q0 < len0; q0++) {
           const long long v_j = bnd0 + q0;
           const float gq2 = *(p_x + (v_i * n1_x + v_j));
-          red0 = red0 + gq2;
+          fthr = fthr + ((double)gq2);
         }
       }
-      red0 = tile_block_sum_f32(red0, tile_smem + 0);
-      facc = facc + ((double)red0);
-      __syncthreads();
     }
-    if (threadIdx.x == 0) tile_part[c] = fch > fcl ? facc : 0.0;
+    fthr = tile_block_sum_f64(fthr, tile_smem);
+    if (threadIdx.x == 0) tile_part[c] = fthr;
     __syncthreads();
   }
 }
