@@ -141,7 +141,7 @@ fn lo(r: &mut Rng, st: &Style) -> &'static str {
 }
 
 fn statement(r: &mut Rng, st: &Style) -> String {
-    match r.below(7) {
+    match r.below(9) {
         0 | 1 => {
             let vars = ["i", "j"];
             let store = format!(
@@ -201,6 +201,40 @@ fn statement(r: &mut Rng, st: &Style) -> String {
             mostly(r, st, &["p"], "p"),
             mostly(r, st, &["p"], "p")
         ),
+        // A column reduction (the reduction walks down the rows).
+        7 => {
+            let vars = ["i", "j"];
+            format!(
+                "for j in {}..{} {{\n    y[{}, {}] = {}(i in {}..{}: x[{}, {}])\n  }}",
+                lo(r, st),
+                st.pick(r, "N", &["N", "N", "N + 1"]),
+                mostly(r, st, &["j"], "0"),
+                mostly(r, st, &["j"], "j"),
+                r.pick(&["sum", "max", "min"]),
+                lo(r, st),
+                st.pick(r, "M", &["M", "M - 1", "M + 2"]),
+                mostly(r, st, &vars, "i"),
+                mostly(r, st, &vars, "j")
+            )
+        }
+        // A full reduction (a store outside any nest, split into chunks).
+        8 => {
+            let vars = ["i", "j"];
+            let (outer, inner) = (
+                r.pick(&["sum", "max", "min"]),
+                r.pick(&["sum", "max", "min"]),
+            );
+            format!(
+                "z[{}] = {outer}(i in {}..{}: {inner}(j in {}..{}: x[{}, {}]))",
+                mostly(r, st, &[], "0"),
+                lo(r, st),
+                st.pick(r, "M", &["M", "M - 1", "M + 2"]),
+                lo(r, st),
+                st.pick(r, "N", &["N", "N + 1"]),
+                mostly(r, st, &vars, "i"),
+                mostly(r, st, &vars, "j")
+            )
+        }
         5 => format!(
             "z[{}] = {}",
             mostly(r, st, &[], "0"),
@@ -252,5 +286,40 @@ pub fn case(seed: u64, case: u64) -> Case {
         sizes,
         fusion: !r.one_in(3),
         data_seed: r.next(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::case;
+
+    /// The generator reaches every mapping the planner has, column and
+    /// full reductions included.
+    #[test]
+    fn generated_programs_reach_every_mapping() {
+        let mut seen = std::collections::BTreeSet::new();
+        for k in 0..400 {
+            let c = case(7, k);
+            let Ok(program) = tile_ir::parse_program(&c.text) else {
+                continue;
+            };
+            if let Ok(plan) = tile_plan::compile(&program, &tile_plan::Options::default()) {
+                for kernel in &plan.kernels {
+                    seen.insert(kernel.mapping.name());
+                }
+            }
+        }
+        for m in [
+            "element_grid",
+            "row_reduction",
+            "column_reduction",
+            "full_reduction",
+            "serial",
+        ] {
+            assert!(
+                seen.contains(m),
+                "no generated program maps as {m}: {seen:?}"
+            );
+        }
     }
 }
