@@ -11,21 +11,8 @@
 use std::collections::BTreeMap;
 use tile_ir::{fixture, Array, DType, Sizes};
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
-/// Device seconds per invocation: the median of 9 batches of about 30 ms.
-fn per_call(gpu: &tile_cuda::Gpu, mut f: impl FnMut() -> Result<(), tile_cuda::CudaError>) -> f64 {
-    let t1 = gpu.time(&mut f).expect("time");
-    let reps = ((0.03 / t1.max(1e-7)) as usize).clamp(10, 20000);
-    median(
-        (0..9)
-            .map(|_| gpu.time(|| (0..reps).try_for_each(|_| f())).expect("time") / reps as f64)
-            .collect(),
-    )
-}
+mod timing;
+use timing::per_call;
 
 fn main() {
     let gpu = match tile_cuda::gpu() {
@@ -39,16 +26,7 @@ fn main() {
     let root = std::env::var("TILE_SOURCE_ROOT")
         .map(std::path::PathBuf::from)
         .unwrap_or(root);
-    let mut shapes: Vec<(usize, usize)> = std::env::args()
-        .skip(1)
-        .filter_map(|a| {
-            let (m, n) = a.split_once('x')?;
-            Some((m.parse().ok()?, n.parse().ok()?))
-        })
-        .collect();
-    if shapes.is_empty() {
-        shapes = vec![(1024, 4096), (4096, 4096)];
-    }
+    let shapes = timing::shapes(&[(1024, 4096), (4096, 4096)]);
     println!("device: {}", gpu.name);
     println!(
         "{:<10} {:>11} {:>9} {:>6} {:>11} {:>8}",
