@@ -238,11 +238,19 @@ impl Auditor<'_> {
                 // Its size follows from the case's bytes: ceil(bytes / 8)
                 // elements, each read and written.
                 let count = outs.first().and_then(|o| o["count"].as_u64()).unwrap_or(0);
-                let moved = meta["moved_bytes"][case].as_u64().unwrap_or(0);
-                if moved == 0 || count != moved.div_ceil(8).max(1) {
+                let moved = meta["moved_bytes"][case].as_u64();
+                if moved.is_none_or(|m| count != m.div_ceil(8).max(1)) {
                     self.fail(format!(
-                        "validation: {what} copies {count} elements for a case moving {moved} bytes"
+                        "validation: {what} copies {count} elements for a case moving {moved:?} bytes"
                     ));
+                }
+                // One element-grid kernel of the program `copy`.
+                let copies = r["sources"].as_array().into_iter().flatten().all(|src| {
+                    std::fs::read_to_string(self.dir.join(src["path"].as_str().unwrap_or("")))
+                        .is_ok_and(|t| t.contains("program `copy`"))
+                });
+                if strs(&r["plan"]["mappings"]) != ["element_grid"] || !copies {
+                    self.fail(format!("validation: {what} is not Tile's copy program"));
                 }
                 self.check_samples(r, &what, samples, window_s);
                 self.check_tile_row(r, &what, case, entry, &mut hashes, &mut artifacts);
@@ -487,13 +495,15 @@ impl Auditor<'_> {
                     self.fail(format!("figures: {key:?} printed {:?}, raw data give {m:.6} {lo:.6} {hi:.6} over {} rounds", &cells[2..], by_round.len()));
                 }
                 // Bandwidth: the case's recorded bytes over the median.
+                // (Bytes per microsecond / 1e3 is GB/s; computed here, not
+                // by the writer's code.)
                 let moved = self.doc["meta"]["moved_bytes"][case.as_str()].as_f64();
                 match (cells.get(6), moved) {
-                    (Some(printed), Some(b)) if b > 0.0 => {
-                        if !close(printed, crate::report::gbps(b, m)) {
+                    (Some(printed), Some(b)) if b >= 0.0 => {
+                        let gbps = b / m / 1e3;
+                        if !close(printed, gbps) {
                             self.fail(format!(
-                                "figures: {key:?} printed {printed} GB/s, {b} bytes over {m:.6} us give {:.6}",
-                                crate::report::gbps(b, m)
+                                "figures: {key:?} printed {printed} GB/s, {b} bytes over {m:.6} us give {gbps:.6}"
                             ));
                         }
                     }

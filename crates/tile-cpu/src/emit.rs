@@ -25,7 +25,7 @@
 //!   column, its reductions run down the column with one accumulator per
 //!   lane.
 //! - `full_reduction`: `[lo, hi)` are chunks of the reduction's range
-//!   (`tile_plan::full_chunks`), each reduced in order into `tile_part[c]`
+//!   (`tile_plan::full_chunks`), each reduced (on vectors) into `tile_part[c]`
 //!   (a `double` array the runtime passes after the parameters); then
 //!   `tile_kN_fin(0, chunks, ...)` combines them in order and stores
 //!   (`split_full.rs`).

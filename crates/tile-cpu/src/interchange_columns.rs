@@ -19,8 +19,9 @@
 //! for every column of the block before the next keeps each column's
 //! order; each column's reduction still runs over its range in order,
 //! accumulating in the same type as the lane walk (`f64` for sums of
-//! `f32`). Bodies it does not cover (`if`, nested reductions, bounds that are not size symbols,
-//! integer reductions) keep the lane walk.
+//! `f32`). Bodies it does not cover (`if`, nested reductions, bounds that
+//! are not size symbols, integer or boolean reductions and bindings) keep
+//! the lane walk.
 
 use tile_emit::ScratchRow;
 use tile_ir::{BinOp, DType, Expr, Func, LoopVar, Program, ReduceOp, Span, Stmt};
@@ -206,7 +207,9 @@ pub(crate) fn interchange_columns(
         match s {
             Stmt::Let { name, .. } => {
                 let t = value_type;
-                if t == DType::Bool {
+                // Scratch rows hold floats exactly; an integer binding is
+                // 64-bit in generated code and an `i32` row would clamp it.
+                if !t.is_float() {
                     return None;
                 }
                 let buf = row("cval", t, &mut scratch);

@@ -373,7 +373,8 @@ impl CudaModule {
         explicit: &Sizes,
     ) -> Result<Bound, CudaError> {
         let sizes = tile_ir::args::bind_arrays(&self.plan.program, arrays, explicit)?;
-        tile_plan::check_ranges(&self.plan, &sizes)?;
+        let proof = tile_plan::check_ranges(&self.plan, &sizes)?;
+        self.refuse_failing_barriers(&proof)?;
         let mut buffers = BTreeMap::new();
         for p in &self.plan.program.params {
             let a = &arrays[&p.name];
@@ -416,6 +417,16 @@ impl CudaModule {
         for p in &self.plan.program.params {
             addrs.push(self.buffer(b, &p.name)?.ptr);
         }
+        // A full reduction's chunk results are the module's: each plan's
+        // launches are enqueued together on the one stream, so another
+        // launch's chunks never land between a chunk kernel and its
+        // second stage.
+        let _guard = match &self.partials {
+            Some(_) => Some(self.failing.lock().map_err(|_| {
+                CudaError::Unsupported("a previous launch panicked while holding the module".into())
+            })?),
+            None => None,
+        };
         self.launch_kernels(&b.sizes, &addrs, b.err.ptr, self.gpu.stream)
     }
 
@@ -503,9 +514,41 @@ impl CudaModule {
             )
         })?;
         let err = self.failure_word()?;
+        if self.partials.is_some() {
+            // Launches through `launch` on the module's own stream use the
+            // same chunk buffer: let them finish first.
+            self.gpu.sync_stream(self.gpu.stream)?;
+        }
         self.fire(&launches, &addrs, err.ptr, stream)?;
         self.gpu.sync_stream(stream)?;
         self.read_failure(err)
+    }
+
+    /// Refuses, before any launch, a plan whose printed checks may fail at
+    /// these sizes when it has a kernel whose threads check different
+    /// ranges and then wait at a barrier (a column kernel sharing its
+    /// columns, a full reduction whose chunk runs on one thread): a failed
+    /// check ends its thread, and the others would wait for it. The CPU
+    /// runs such a program and names the failing access.
+    fn refuse_failing_barriers(&self, proof: &tile_plan::RangeProof) -> Result<(), CudaError> {
+        if !proof.checks_may_fail {
+            return Ok(());
+        }
+        let program = &self.plan.program;
+        let risky = self.plan.kernels.iter().find(|k| match k.mapping {
+            Mapping::ColumnReduction => crate::print_columns::shares(&k.body),
+            Mapping::FullReduction => tile_emit::FullParts::of(program, k).is_some_and(|f| f.deep),
+            _ => false,
+        });
+        match risky {
+            Some(k) => Err(CudaError::Unsupported(format!(
+                "kernel {} ({}) of `{}` may fail a bounds check at these sizes, and its block waits at barriers: refused before launch (the CPU target runs it and names the failing access)",
+                k.name,
+                k.mapping.name(),
+                program.name
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// `check_ranges` at `sizes`, remembered for the last sizes: whether a
@@ -519,6 +562,7 @@ impl CudaModule {
             }
         }
         let proof = tile_plan::check_ranges(&self.plan, sizes)?;
+        self.refuse_failing_barriers(&proof)?;
         let launches = Arc::new(self.configure(sizes)?);
         if let Ok(mut p) = self.proven.lock() {
             *p = Some((sizes.clone(), proof.checks_may_fail, launches.clone()));

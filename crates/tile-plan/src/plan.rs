@@ -27,7 +27,7 @@ pub enum Mapping {
     ColumnReduction,
     /// A store outside any nest whose value holds one reduction over sizes
     /// (`t[0] = sum(i in 0..M: sum(j in 0..N: x[i, j]))`): the reduction's
-    /// range cut into chunks reduced in parallel, each in order, the
+    /// range cut into chunks reduced in parallel, each in a fixed order, the
     /// chunks combined in order, then the store; see
     /// [`crate::split_reductions`]. The domain is the split variable.
     FullReduction,

@@ -6,8 +6,8 @@
 //! holds exactly one reduction not inside another, over a range of size
 //! symbols, producing a float, the reduction may run in two stages: its
 //! range cut into at most [`PARTIALS`] consecutive chunks of equal length
-//! ([`full_chunks`]), each chunk reduced in order (in parallel with the
-//! others), then the chunks' results combined in chunk order and `F`
+//! ([`full_chunks`]), each chunk reduced in a fixed order (in parallel
+//! with the others), then the chunks' results combined in chunk order and `F`
 //! applied before the store. Floating-point reductions are reassociated
 //! this way everywhere in Tile (rows are split over threads too); the
 //! chunks depend on the range's length only, so the result is the same on
@@ -46,19 +46,29 @@ pub fn full_reduction(program: &Program, s: &Stmt) -> Option<LoopVar> {
         return None;
     };
     let symbols = program.size_symbols();
-    let sized = |e: &Expr| {
-        let mut free = Vec::new();
-        e.free_vars(&mut free);
-        let mut loads = false;
-        e.walk(&mut |x| loads |= matches!(x, Expr::Load { .. } | Expr::Reduce { .. }));
-        !loads && free.iter().all(|f| symbols.contains(f))
-    };
+    let sized = |e: &Expr| evaluable(e, &symbols);
     let t = tile_ir::infer_type(found[0], &|_| None, program);
     (sized(lo) && sized(hi) && matches!(t, DType::F32 | DType::F64)).then(|| LoopVar {
         name: var.clone(),
         lo: (**lo).clone(),
         hi: (**hi).clone(),
     })
+}
+
+/// Whether `e` is a bound the runtimes evaluate at launch
+/// (`tile_ir::args::eval_int`): literals and size symbols under `-`, `+`,
+/// `-`, `*` and `/`.
+fn evaluable(e: &Expr, symbols: &[String]) -> bool {
+    use tile_ir::{BinOp, UnOp};
+    match e {
+        Expr::Int(_) => true,
+        Expr::Var(n) => symbols.contains(n),
+        Expr::Unary(UnOp::Neg, a) => evaluable(a, symbols),
+        Expr::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div, a, b) => {
+            evaluable(a, symbols) && evaluable(b, symbols)
+        }
+        _ => false,
+    }
 }
 
 /// The reductions of `e` not inside another one, in evaluation order.
@@ -129,5 +139,11 @@ mod tests {
         assert_eq!(p("u[0] = sum(j in 0..N: k[j])"), None);
         assert_eq!(p("t[0] = sum(j in 0..k[0]: x[0, j])"), None);
         assert_eq!(p("t[0] = x[0, 0]"), None);
+        // A bound the runtimes cannot evaluate at launch stays serial.
+        assert_eq!(p("t[0] = sum(i in 0..max(N - 1, 0): x[0, i])"), None);
+        assert_eq!(
+            p("t[0] = sum(i in 1..N - 1: x[0, i])").as_deref(),
+            Some("i")
+        );
     }
 }
