@@ -4,8 +4,7 @@
 //! everywhere), `tile_kN_fin` combines the chunks in order and runs the
 //! store with the reduction replaced by the result.
 
-use tile_emit::{Printer, VTy};
-use tile_ir::{DType, ReduceOp};
+use tile_emit::Printer;
 use tile_plan::Kernel;
 
 /// Prints a full reduction's two functions from its parts.
@@ -15,19 +14,10 @@ impl FullPrint {
     /// The body of `tile_kN`: chunks `[lo, hi)` into `tile_part`, which
     /// follows the kernel's `nparams` parameters in `A`.
     pub(crate) fn print_chunks(&self, p: &mut Printer, nparams: usize) {
-        let parts = tile_plan::PARTIALS;
         p.line(format!(
             "double *restrict tile_part = (double *)A[{nparams}];"
         ));
-        p.line(format!(
-            "const int64_t frl = {}, frh = {};",
-            p.size_expr(&self.0.lo),
-            p.size_expr(&self.0.hi)
-        ));
-        // tile_plan::full_chunks, the same chunks as the runtime counts.
-        p.line("const int64_t fn_ = frh > frl ? frh - frl : 0;");
-        p.line(format!("const int64_t fp = fn_ < {parts} ? fn_ : {parts};"));
-        p.line("const int64_t flen = fp > 0 ? fn_ / fp + (fn_ % fp != 0) : 0;");
+        p.full_range(&self.0, false);
         p.open("for (int64_t c = lo; c < hi; c++)");
         p.line("const int64_t fcl = frl + c * flen, fch = frh - fcl < flen ? frh : fcl + flen;");
         let depth = p.scope_len();
@@ -37,11 +27,7 @@ impl FullPrint {
         if self.0.nested {
             // Rows of the range one after the other; each row's own
             // reductions run on vectors.
-            let (init, empty) = match self.0.op {
-                ReduceOp::Sum => ("0.0", "0.0"),
-                ReduceOp::Max => ("__builtin_nan(\"\")", "(-__builtin_inf())"),
-                ReduceOp::Min => ("__builtin_nan(\"\")", "__builtin_inf()"),
-            };
+            let (init, empty) = p.full_literals(self.0.op);
             p.line(format!("double facc = {init};"));
             let cv = Printer::var_name(&self.0.var);
             p.open(format!("for (int64_t {cv} = fcl; {cv} < fch; {cv}++)"));
@@ -80,22 +66,13 @@ impl FullPrint {
             "const double *restrict tile_part = (const double *)A[{}];",
             params.len()
         ));
-        let init = match self.0.op {
-            ReduceOp::Sum => "0.0",
-            _ => "__builtin_nan(\"\")",
-        };
+        let (init, _) = p.full_literals(self.0.op);
         p.line(format!("double fcomb = {init};"));
         p.open("for (int64_t c = lo; c < hi; c++)");
         let line = p.combine_f64(self.0.op, "fcomb", "tile_part[c]");
         p.line(line);
         p.close();
-        let (_, _, comb) = tile_emit::full_names();
-        match self.0.t {
-            DType::F64 => p.bind_value(&comb, "fcomb", VTy::F64),
-            _ => p.bind_value(&comb, "((float)fcomb)", VTy::F32),
-        }
-        p.vector_loops = false;
-        p.stmts(&self.0.finish);
+        p.full_store(&self.0, "fcomb");
         p.truncate_scope(depth);
         p.close();
     }

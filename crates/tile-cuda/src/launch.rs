@@ -583,7 +583,8 @@ impl CudaModule {
     }
 
     /// Launches every kernel on `stream` with parameter addresses `addrs`
-    /// (in the program's parameter order) at proven `sizes`.
+    /// (in the program's parameter order) at proven `sizes`, configured
+    /// once per sizes (the cache raw launches use).
     fn launch_kernels(
         &self,
         sizes: &Sizes,
@@ -591,7 +592,7 @@ impl CudaModule {
         err: u64,
         stream: crate::driver::Handle,
     ) -> Result<(), CudaError> {
-        let launches = self.configure(sizes)?;
+        let (_, launches) = self.prove(sizes)?;
         self.fire(&launches, addrs, err, stream)
     }
 
@@ -763,7 +764,8 @@ impl CudaModule {
                     // at least 256 threads (whole warps of columns).
                     // Measured on an H200 (cuda_reductions): col_sum at
                     // 4096x4096 takes 25.2 us with 32 slices, 39.4 with 16,
-                    // 520 with 1; at 37x1537, 2 slices 5.6 us, 4 to 32 4.6.
+                    // 520 with 1; col_moments at 37x1537, 2 slices 5.6 us,
+                    // 4 to 32 4.6-4.7.
                     let boxes = tile_ir::args::boxes(program, sizes)?;
                     let per_col = kparams
                         .iter()

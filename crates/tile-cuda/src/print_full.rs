@@ -9,35 +9,18 @@
 
 use crate::quad_loops::Keep;
 use tile_emit::{Printer, VTy};
-use tile_ir::{DType, Program, ReduceOp};
+use tile_ir::Program;
 
 /// Prints a full reduction's two entry points from its parts.
 pub(crate) struct FullPrint(pub tile_emit::FullParts);
 
 impl FullPrint {
-    /// `frl`, `frh`, `flen` and `fcount`: the range and its chunks, as
-    /// `tile_plan::full_chunks` counts them.
-    fn chunks(&self, p: &mut Printer) {
-        let parts = tile_plan::PARTIALS;
-        p.line(format!(
-            "const long long frl = {}, frh = {};",
-            p.size_expr(&self.0.lo),
-            p.size_expr(&self.0.hi)
-        ));
-        p.line("const long long fn_ = frh > frl ? frh - frl : 0;");
-        p.line(format!(
-            "const long long fp = fn_ < {parts} ? fn_ : {parts};"
-        ));
-        p.line("const long long flen = fp > 0 ? fn_ / fp + (fn_ % fp != 0) : 0;");
-        p.line("const long long fcount = flen > 0 ? fn_ / flen + (fn_ % flen != 0) : 1;");
-    }
-
     /// The body of `tile_kN` (one block per chunk, a grid-stride loop).
     pub(crate) fn print_chunks(&self, p: &mut Printer, nparams: usize, program: &Program) {
         p.line(format!(
             "double *__restrict__ tile_part = (double *)a.A[{nparams}];"
         ));
-        self.chunks(p);
+        p.full_range(&self.0, true);
         p.line("__shared__ double tile_smem[64];");
         p.open("for (long long c = blockIdx.x; c < fcount; c += gridDim.x)");
         p.line("const long long fcl = frl + c * flen, fch = frh - fcl < flen ? frh : fcl + flen;");
@@ -71,17 +54,7 @@ impl FullPrint {
             // The chunk's values in order, each body's reductions over the
             // block (every thread gets the same bits, so every thread
             // keeps the same accumulator).
-            let (init, empty) = match self.0.op {
-                ReduceOp::Sum => ("0.0", "0.0"),
-                ReduceOp::Max => (
-                    "__longlong_as_double(0x7ff8000000000000LL)",
-                    "__longlong_as_double(0xfff0000000000000LL)",
-                ),
-                ReduceOp::Min => (
-                    "__longlong_as_double(0x7ff8000000000000LL)",
-                    "__longlong_as_double(0x7ff0000000000000LL)",
-                ),
-            };
+            let (init, empty) = p.full_literals(self.0.op);
             p.line(format!("double facc = {init};"));
             let cv = Printer::var_name(&self.0.var);
             p.open(format!("for (long long {cv} = fcl; {cv} < fch; {cv}++)"));
@@ -121,24 +94,13 @@ impl FullPrint {
             "const double *__restrict__ tile_part = (const double *)a.A[{nparams}];"
         ));
         p.line("if (blockIdx.x != 0 || threadIdx.x != 0) return;");
-        self.chunks(p);
-        let init = match self.0.op {
-            ReduceOp::Sum => "0.0",
-            _ => "__longlong_as_double(0x7ff8000000000000LL)",
-        };
+        p.full_range(&self.0, true);
+        let (init, _) = p.full_literals(self.0.op);
         p.line(format!("double fcomb = {init};"));
         p.open("for (long long c = 0; c < fcount; c++)");
         let line = p.combine_f64(self.0.op, "fcomb", "tile_part[c]");
         p.line(line);
         p.close();
-        let depth = p.scope_len();
-        let (_, _, comb) = tile_emit::full_names();
-        match self.0.t {
-            DType::F64 => p.bind_value(&comb, "fcomb", VTy::F64),
-            _ => p.bind_value(&comb, "((float)fcomb)", VTy::F32),
-        }
-        p.vector_loops = false;
-        p.stmts(&self.0.finish);
-        p.truncate_scope(depth);
+        p.full_store(&self.0, "fcomb");
     }
 }
