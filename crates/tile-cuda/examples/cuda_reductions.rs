@@ -1,8 +1,8 @@
 //! Measures the per-row, per-column and whole-array reductions of
 //! `tests/programs/reductions` on the GPU against a device-to-device copy
 //! moving the same bytes (a copy of half of them: it reads them and writes
-//! them), in the same run; column kernels at several slice counts too
-//! (threads per column, `CudaOptions::col_slices`), `auto` being what
+//! them), in the same run; column kernels at several slice counts and row kernels
+//! staged or streaming at several block sizes too, `auto` being what
 //! `tile bench` runs.
 //!
 //! `cargo run --release -p tile-cuda --example cuda_reductions [MxN ...]`
@@ -28,8 +28,8 @@ fn main() {
     let shapes = timing::shapes(&[(1024, 4096), (4096, 4096)]);
     println!("device: {}", gpu.name);
     println!(
-        "{:<12} {:>11} {:>16} {:>9} {:>11} {:>11} {:>8} {:>8}",
-        "program", "shape", "mapping", "slices", "device us", "copy us", "vs copy", "GB/s"
+        "{:<12} {:>11} {:>16} {:>12} {:>11} {:>11} {:>8} {:>8}",
+        "program", "shape", "mapping", "variant", "device us", "copy us", "vs copy", "GB/s"
     );
     for (m, n) in shapes {
         for name in ["row_lse", "row_norm", "col_sum", "col_moments", "full_sum"] {
@@ -49,16 +49,7 @@ fn main() {
             let dst = gpu.alloc(half).expect("alloc");
             let copy = per_call(&gpu, || gpu.copy(&dst, &src, half));
             let mapping = plan.kernels[0].mapping;
-            let slices: Vec<Option<u32>> = if mapping == tile_plan::Mapping::ColumnReduction {
-                vec![None, Some(1), Some(4), Some(8), Some(16), Some(32)]
-            } else {
-                vec![None]
-            };
-            for col_slices in slices {
-                let opts = tile_cuda::CudaOptions {
-                    col_slices,
-                    ..Default::default()
-                };
+            for (variant, opts) in variants(mapping) {
                 let module = tile_cuda::compile(&plan, &opts).expect("compiles");
                 let b = module.bind(&arrays, &sizes).expect("binds");
                 for _ in 0..10 {
@@ -68,10 +59,10 @@ fn main() {
                 let dev = per_call(&gpu, || module.launch(&b));
                 module.finish(&b).expect("runs");
                 println!(
-                    "{name:<12} {:>11} {:>16} {:>9} {:>11.2} {:>11.2} {:>8.3} {:>8.0}",
+                    "{name:<12} {:>11} {:>16} {:>12} {:>11.2} {:>11.2} {:>8.3} {:>8.0}",
                     format!("{m}x{n}"),
                     mapping.name(),
-                    col_slices.map_or("auto".to_string(), |s| s.to_string()),
+                    variant,
                     dev * 1e6,
                     copy * 1e6,
                     dev / copy,
@@ -80,4 +71,49 @@ fn main() {
             }
         }
     }
+}
+
+/// The launch variants measured per mapping, `auto` (what `tile bench`
+/// runs) first: column kernels at several slice counts; row kernels staged
+/// and streaming at several block sizes.
+fn variants(mapping: tile_plan::Mapping) -> Vec<(String, tile_cuda::CudaOptions)> {
+    use tile_cuda::{CudaOptions, RowStaging};
+    let mut v = vec![("auto".to_string(), CudaOptions::default())];
+    match mapping {
+        tile_plan::Mapping::ColumnReduction => {
+            for s in [1, 4, 8, 16, 32] {
+                let opts = CudaOptions {
+                    col_slices: Some(s),
+                    ..Default::default()
+                };
+                v.push((format!("slices {s}"), opts));
+            }
+        }
+        tile_plan::Mapping::RowReduction => {
+            for (staged, block) in [
+                (false, 128),
+                (false, 512),
+                (false, 1024),
+                (true, 256),
+                (true, 512),
+                (true, 1024),
+            ] {
+                let opts = CudaOptions {
+                    stage_rows: if staged {
+                        RowStaging::Always
+                    } else {
+                        RowStaging::Never
+                    },
+                    row_block: Some(block),
+                    ..Default::default()
+                };
+                v.push((
+                    format!("{} {block}", if staged { "staged" } else { "stream" }),
+                    opts,
+                ));
+            }
+        }
+        _ => {}
+    }
+    v
 }

@@ -112,6 +112,7 @@ struct Funcs {
     plain_max: u32,
     v4_max: u32,
     rows_max: u32,
+    fin_max: u32,
 }
 
 /// A plan compiled and loaded on the GPU.
@@ -223,7 +224,7 @@ pub fn compile(plan: &Plan, opts: &CudaOptions) -> Result<CudaModule, CudaError>
                     &emitted.source,
                     &format!("tile_{}.cu", plan.program.name),
                     arch,
-                    &["--std=c++17".to_string()],
+                    &["--std=c++17".to_string(), "--fmad=false".to_string()],
                 )
                 .map_err(|e| match e {
                     CudaError::Compile { log, .. } => {
@@ -290,6 +291,7 @@ pub fn compile(plan: &Plan, opts: &CudaOptions) -> Result<CudaModule, CudaError>
             plain_max: most(Some(plain))?,
             v4_max: most(v4)?,
             rows_max: most(rows)?,
+            fin_max: most(fin)?,
         });
     }
     let mut part_offsets = Vec::new();
@@ -696,6 +698,7 @@ impl CudaModule {
                 plain_max,
                 v4_max,
                 rows_max,
+                fin_max,
             } = self.funcs[n];
             // Whole warps, within what the entry point's registers allow.
             let fit = |b: u32, most: u32| b.min(most).max(32) / 32 * 32;
@@ -809,7 +812,7 @@ impl CudaModule {
                 Mapping::FullReduction => {
                     // One block per chunk (1024 threads where the
                     // registers allow: enough loads in flight with at most
-                    // 256 blocks), then one thread combines them.
+                    // 256 blocks), then one block combines them.
                     let (Some(fin), Some(parts)) = (fin, &self.partials) else {
                         return Err(CudaError::Unsupported(format!(
                             "kernel {} has no second stage",
@@ -829,7 +832,7 @@ impl CudaModule {
                     kernels.push(Launch {
                         func: fin,
                         grid: (1, 1),
-                        block: (1, 1),
+                        block: (fit(tile_plan::PARTIALS as u32, fin_max), 1),
                         shared: 0,
                         params,
                         extra,

@@ -3,8 +3,8 @@
 //! the block reduces its chunk (its threads split the chunk; or, when the
 //! reduced body holds reductions, the chunk's values one after the other,
 //! each body's reductions split over the block) into `tile_part[c]`, in
-//! `double`. `tile_kN_fin` (one thread) combines the chunks in order and
-//! runs the store with the reduction replaced by the result. No float
+//! `double`. `tile_kN_fin` (one block) combines the chunks in a fixed tree
+//! and one thread runs the store with the reduction replaced by the result. No float
 //! atomics: the result is the same on every run.
 
 use crate::quad_loops::Keep;
@@ -87,20 +87,27 @@ impl FullPrint {
         drop(keep);
     }
 
-    /// The body of `tile_kN_fin` (one thread): the chunks combined in
-    /// order, then the store.
+    /// The body of `tile_kN_fin` (one block of up to `PARTIALS` threads):
+    /// each thread takes its chunks' results, the block combines them in a fixed
+    /// tree (the same bits on every run), then one thread stores.
     pub(crate) fn print_finish(&self, p: &mut Printer, nparams: usize) {
         p.line(format!(
             "const double *__restrict__ tile_part = (const double *)a.A[{nparams}];"
         ));
-        p.line("if (blockIdx.x != 0 || threadIdx.x != 0) return;");
+        p.line("if (blockIdx.x != 0) return;");
         p.full_range(&self.0, true);
         let (init, _) = p.full_literals(self.0.op);
+        p.line("__shared__ double tile_smem[64];");
         p.line(format!("double fcomb = {init};"));
-        p.open("for (long long c = 0; c < fcount; c++)");
+        // One chunk per thread at `PARTIALS` threads; fewer threads (a
+        // register limit) take theirs in a fixed stride.
+        p.open("for (long long c = threadIdx.x; c < fcount; c += blockDim.x)");
         let line = p.combine_f64(self.0.op, "fcomb", "tile_part[c]");
         p.line(line);
         p.close();
+        let f = p.helper_call(&format!("tile_block_{}_f64", self.0.op.name()));
+        p.line(format!("fcomb = {f}(fcomb, tile_smem);"));
+        p.line("if (threadIdx.x != 0) return;");
         p.full_store(&self.0, "fcomb");
     }
 }

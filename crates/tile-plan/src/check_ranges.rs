@@ -129,6 +129,7 @@ pub fn check_ranges(plan: &Plan, sizes: &Sizes) -> Result<RangeProof, RangeError
         boxes,
         env: Scope::default(),
         may_fail: false,
+        dead: 0,
     };
     for (name, &v) in sizes {
         if (v as i128).abs() >= INDEX_LIMIT {
@@ -173,11 +174,15 @@ pub fn check_ranges(plan: &Plan, sizes: &Sizes) -> Result<RangeProof, RangeError
         k.work_items(sizes)?;
         let span = Span::new(k.lines.first().copied().unwrap_or(0), 1);
         let depth = c.env.len();
+        let mut empty = false;
         for v in &k.domain {
-            let (iv, _) = c.range(&v.lo, &v.hi, span, &v.name)?;
+            let (iv, _, never) = c.range(&v.lo, &v.hi, span, &v.name)?;
+            empty |= never;
             c.env.push(v.name.clone(), Some(iv));
         }
+        c.dead = u32::from(empty);
         c.stmts(&k.body)?;
+        c.dead = 0;
         c.env.truncate(depth);
     }
     Ok(RangeProof {
@@ -194,6 +199,10 @@ struct Checker<'p> {
     env: Scope<Option<Iv>>,
     /// Whether some access may leave its box or some divisor be zero.
     may_fail: bool,
+    /// How many enclosing loops or reductions are empty at these sizes:
+    /// inside one, nothing runs, so no check can fail (overflow is still
+    /// refused: the bounds are evaluated).
+    dead: u32,
 }
 
 impl Checker<'_> {
@@ -215,8 +224,10 @@ impl Checker<'_> {
             Stmt::For { vars, body, span } => {
                 let depth = self.env.len();
                 let mut work: i128 = 1;
+                let mut empty = false;
                 for v in vars {
-                    let (iv, _) = self.range(&v.lo, &v.hi, *span, &v.name)?;
+                    let (iv, _, never) = self.range(&v.lo, &v.hi, *span, &v.name)?;
+                    empty |= never;
                     work = work.saturating_mul(iv.hi - iv.lo + 1);
                     if work >= INDEX_LIMIT {
                         return Err(RangeError {
@@ -226,9 +237,11 @@ impl Checker<'_> {
                     }
                     self.env.push(v.name.clone(), Some(iv));
                 }
-                self.stmts(body)?;
+                self.dead += u32::from(empty);
+                let r = self.stmts(body);
+                self.dead -= u32::from(empty);
                 self.env.truncate(depth);
-                Ok(())
+                r
             }
             Stmt::Let { name, value, span } => {
                 let v = self.expr(value, *span)?;
@@ -259,15 +272,16 @@ impl Checker<'_> {
 
     /// The interval of a variable over `lo..hi`: `[min lo, max hi - 1]`
     /// (a single point when the range is always empty), and whether the
-    /// range may be empty. Bounds must stay below the limit too: a loop
-    /// steps its variable (by a vector's width) up to its upper bound.
+    /// range may be empty, and whether it is always empty. Bounds must
+    /// stay below the limit too: a loop steps its variable (by a vector's
+    /// width) up to its upper bound.
     fn range(
         &mut self,
         lo: &Expr,
         hi: &Expr,
         span: Span,
         var: &str,
-    ) -> Result<(Iv, bool), RangeError> {
+    ) -> Result<(Iv, bool, bool), RangeError> {
         let (l, h) = (self.int(lo, span)?, self.int(hi, span)?);
         let iv = Iv {
             lo: l.lo,
@@ -285,7 +299,7 @@ impl Checker<'_> {
                 message: format!("the range of `{var}` ({lo}..{hi}) may span 2^62 values or more"),
             });
         }
-        Ok((iv, l.hi >= h.lo))
+        Ok((iv, l.hi >= h.lo, h.hi <= l.lo))
     }
 
     /// An integer expression's interval (loop bounds, indices).
@@ -299,7 +313,7 @@ impl Checker<'_> {
     fn access(&mut self, buf: &str, idx: &[Expr], span: Span) -> Result<(), RangeError> {
         for (d, e) in idx.iter().enumerate() {
             let Some(iv) = self.eval(e, span)? else {
-                self.may_fail = true;
+                self.may_fail |= self.dead == 0;
                 continue;
             };
             let inside = self
@@ -307,7 +321,7 @@ impl Checker<'_> {
                 .get(buf)
                 .and_then(|b| b.get(d))
                 .is_some_and(|&(lo, hi)| iv.lo >= lo as i128 && iv.hi < hi as i128);
-            self.may_fail |= !inside;
+            self.may_fail |= !inside && self.dead == 0;
             if iv.magnitude() >= INDEX_LIMIT {
                 let bounds = self.boxes.get(buf).cloned().unwrap_or_default();
                 return Err(RangeError {
@@ -381,7 +395,8 @@ impl Checker<'_> {
                 let (x, y) = (self.expr(a, span)?, self.expr(b, span)?);
                 match (x, y) {
                     (Some(x), Some(y)) => {
-                        self.may_fail |= *op == BinOp::Div && y.lo <= 0 && y.hi >= 0;
+                        self.may_fail |=
+                            self.dead == 0 && *op == BinOp::Div && y.lo <= 0 && y.hi >= 0;
                         arith(*op, x, y)
                     }
                     _ => None,
@@ -401,10 +416,12 @@ impl Checker<'_> {
                 hi,
                 body,
             } => {
-                let (r, may_be_empty) = self.range(lo, hi, span, var)?;
+                let (r, may_be_empty, never) = self.range(lo, hi, span, var)?;
                 let depth = self.env.len();
                 self.env.push(var.clone(), Some(r));
+                self.dead += u32::from(never);
                 let b = self.expr(body, span);
+                self.dead -= u32::from(never);
                 self.env.truncate(depth);
                 let b = b?;
                 match (op, b) {
@@ -507,6 +524,27 @@ mod tests {
             "program p(x: in f32[N], k: in i32[N], y: out f32[N]) { for j in 0..N { y[j] = x[k[j]] } }",
         );
         assert!(check_ranges(&gather, &sizes).unwrap().checks_may_fail);
+    }
+
+    #[test]
+    fn accesses_in_empty_ranges_cannot_fail() {
+        let p = tile_ir::parse_program(
+            "program c(a: in f32[M, N], y: out f32[N]) { for j in 0..N { y[j] = max(i in 0..M: a[i, j]) + sum(i in 0..M: a[i + 1, j]) } }",
+        )
+        .unwrap();
+        let plan = crate::compile(&p, &crate::Options::default()).unwrap();
+        let at = |m: i64| -> Sizes { [("M".to_string(), m), ("N".to_string(), 1)].into() };
+        // No rows: neither reduction reads anything.
+        assert!(!check_ranges(&plan, &at(0)).unwrap().checks_may_fail);
+        // With rows, `a[i + 1, j]` leaves the box at the last one.
+        assert!(check_ranges(&plan, &at(3)).unwrap().checks_may_fail);
+        let nest = tile_ir::parse_program(
+            "program n(x: in f32[N], y: out f32[M]) { for i in 0..M { y[i] = x[i + 7] } }",
+        )
+        .unwrap();
+        let plan = crate::compile(&nest, &crate::Options::default()).unwrap();
+        let s: Sizes = [("M".to_string(), 0), ("N".to_string(), 2)].into();
+        assert!(!check_ranges(&plan, &s).unwrap().checks_may_fail);
     }
 
     #[test]
