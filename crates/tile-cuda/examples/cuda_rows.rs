@@ -58,7 +58,9 @@ fn main() {
             arrays.insert("y".into(), Array::zeros(DType::F32, &[m, n]));
             use tile_cuda::RowStaging::{Always, Auto, Never};
             for (label, stage_rows, row_block) in [
+                ("streaming", Never, Some(128)),
                 ("streaming", Never, Some(256)),
+                ("staged", Always, Some(128)),
                 ("staged", Always, Some(256)),
                 ("staged", Always, Some(512)),
                 ("staged", Always, Some(1024)),
