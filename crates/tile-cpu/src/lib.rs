@@ -31,6 +31,7 @@
 #![deny(missing_docs)]
 
 mod cc;
+mod count_free_cores;
 mod emit;
 mod error;
 mod interchange_columns;

@@ -24,6 +24,11 @@
 //! again, the wait doubles (up to `BACKOFF_MAX`), and a launch whose
 //! workers keep up resets it.
 //!
+//! Before either, a launch asks for no more threads than the cores other
+//! processes leave free (`count_free_cores.rs`, read every 100 ms): with
+//! one of two cores kept busy elsewhere, launches run on the caller's
+//! thread until it is free again.
+//!
 //! After a job, workers spin for a short while (`SPIN`) before sleeping on
 //! the condition variable: kernels launched back to back then start in
 //! about a microsecond instead of a futex wake-up each.
@@ -120,6 +125,8 @@ struct Health {
     backoff: Duration,
     /// When the last launch that used the workers ended.
     last: Option<Instant>,
+    /// The cores other processes leave free.
+    free: crate::count_free_cores::FreeCores,
 }
 
 static POOL: OnceLock<Pool> = OnceLock::new();
@@ -147,22 +154,26 @@ pub(crate) fn pool() -> &'static Pool {
 
 impl Pool {
     /// Runs `f` on `threads` threads (the caller and `threads - 1`
-    /// workers); returns when every one has returned from `f`.
-    pub(crate) fn run(&self, threads: usize, f: &(dyn Fn() + Sync)) {
+    /// workers); returns when every one has returned from `f`. When the
+    /// launch runs on the caller's thread alone, it runs `alone` instead
+    /// (the whole work in one call, not claimed slice by slice).
+    pub(crate) fn run(&self, threads: usize, f: &(dyn Fn() + Sync), alone: &dyn Fn()) {
         let Ok(mut health) = self.launch.try_lock() else {
-            f();
+            alone();
             return;
         };
         if let Some(until) = health.serial_until {
             if Instant::now() < until {
-                f();
+                alone();
                 return;
             }
             health.serial_until = None;
         }
+        // Never more threads than the cores others leave free.
+        let threads = health.free.limit(threads);
         let helpers = self.grow(threads.saturating_sub(1));
         if helpers == 0 {
-            f();
+            alone();
             return;
         }
         // SAFETY: the lifetime is erased only for the duration of this
@@ -339,7 +350,7 @@ mod tests {
                             }
                             hits[c].fetch_add(1, Ordering::Relaxed);
                         };
-                        pool().run(3, &job);
+                        pool().run(3, &job, &job);
                         assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) == 1));
                         if round % 500 == 0 {
                             // A pause: the workers fall asleep.

@@ -353,13 +353,15 @@ pub fn check_raw_memory(program: &Program, args: &[RawArg]) -> Result<(), ArgErr
 /// What decides a raw argument's binding: its name, dtype and shape.
 type Signature = (String, DType, Vec<usize>);
 
-/// The last binding of raw arguments, remembered: arguments with the same
-/// names, dtypes and shapes as the last call's bind the same sizes (the
-/// binding depends on nothing else), so a runtime's repeated calls check
-/// only their memory again.
+/// The last binding of arguments (raw or arrays), remembered: arguments
+/// with the same names, dtypes and shapes as the last call's, under the
+/// same explicit sizes, bind the same sizes (the binding depends on
+/// nothing else), so a runtime's repeated calls check only raw arguments'
+/// memory again.
 #[derive(Debug, Default)]
 pub struct RawBinding {
-    last: std::sync::Mutex<Option<(Vec<Signature>, Sizes)>>,
+    /// The arguments' signatures, the explicit sizes, and the binding.
+    last: std::sync::Mutex<Option<(Vec<Signature>, Sizes, Sizes)>>,
 }
 
 impl RawBinding {
@@ -370,10 +372,11 @@ impl RawBinding {
         args: &[RawArg],
         explicit: &Sizes,
     ) -> Result<Sizes, ArgError> {
-        if explicit.is_empty() {
+        {
             if let Ok(last) = self.last.lock() {
-                if let Some((sig, sizes)) = last.as_ref() {
-                    let same = sig.len() == args.len()
+                if let Some((sig, given, sizes)) = last.as_ref() {
+                    let same = given == explicit
+                        && sig.len() == args.len()
                         && sig
                             .iter()
                             .zip(args)
@@ -386,15 +389,103 @@ impl RawBinding {
             }
         }
         let sizes = bind_raw(program, args, explicit)?;
-        if explicit.is_empty() {
-            if let Ok(mut last) = self.last.lock() {
-                let sig = args
-                    .iter()
-                    .map(|a| (a.name.clone(), a.dtype, a.shape.clone()))
-                    .collect();
-                *last = Some((sig, sizes.clone()));
+        self.remember(
+            explicit,
+            args.iter()
+                .map(|a| (a.name.as_str(), a.dtype, a.shape.as_slice())),
+            &sizes,
+        );
+        Ok(sizes)
+    }
+
+    /// [`bind_arrays`], or the remembered sizes when the arrays have the
+    /// last call's names, dtypes and shapes (an [`Array`]'s memory always
+    /// matches its shape, so nothing else needs checking again).
+    pub fn bind_arrays(
+        &self,
+        program: &Program,
+        arrays: &BTreeMap<String, Array>,
+        explicit: &Sizes,
+    ) -> Result<Sizes, ArgError> {
+        {
+            if let Ok(last) = self.last.lock() {
+                if let Some((sig, given, sizes)) = last.as_ref() {
+                    let same = given == explicit
+                        && sig.len() == arrays.len()
+                        && sig.iter().zip(arrays).all(|((n, d, s), (name, a))| {
+                            n == name && *d == a.dtype() && s.as_slice() == a.shape()
+                        });
+                    if same {
+                        return Ok(sizes.clone());
+                    }
+                }
             }
         }
+        let sizes = bind_arrays(program, arrays, explicit)?;
+        self.remember(
+            explicit,
+            arrays
+                .iter()
+                .map(|(n, a)| (n.as_str(), a.dtype(), a.shape())),
+            &sizes,
+        );
         Ok(sizes)
+    }
+
+    /// Keeps a successful binding.
+    fn remember<'a>(
+        &self,
+        explicit: &Sizes,
+        sig: impl Iterator<Item = (&'a str, DType, &'a [usize])>,
+        sizes: &Sizes,
+    ) {
+        if let Ok(mut last) = self.last.lock() {
+            let sig = sig
+                .map(|(n, d, s)| (n.to_string(), d, s.to_vec()))
+                .collect();
+            *last = Some((sig, explicit.clone(), sizes.clone()));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A remembered binding is reused only for the same names, dtypes and
+    /// shapes; anything else is checked again.
+    #[test]
+    fn remembered_bindings_follow_the_arguments() {
+        let p = crate::parse_program(
+            "program p(a: in f32[M, N], y: out f32[M]) { for i in 0..M { y[i] = a[i, 0] } }",
+        )
+        .unwrap();
+        let b = RawBinding::default();
+        let args = |m: usize, n: usize, t: DType| {
+            BTreeMap::from([
+                ("a".to_string(), Array::zeros(t, &[m, n])),
+                ("y".to_string(), Array::zeros(DType::F32, &[m])),
+            ])
+        };
+        let none = Sizes::new();
+        for _ in 0..2 {
+            let s = b.bind_arrays(&p, &args(3, 5, DType::F32), &none).unwrap();
+            assert_eq!((s["M"], s["N"]), (3, 5));
+        }
+        let s = b.bind_arrays(&p, &args(4, 2, DType::F32), &none).unwrap();
+        assert_eq!((s["M"], s["N"]), (4, 2));
+        assert!(b.bind_arrays(&p, &args(4, 2, DType::F64), &none).is_err());
+        let mut bad = args(4, 2, DType::F32);
+        bad.insert("y".to_string(), Array::zeros(DType::F32, &[3]));
+        assert!(b.bind_arrays(&p, &bad, &none).is_err());
+        bad.remove("y");
+        assert!(b.bind_arrays(&p, &bad, &none).is_err());
+        // Explicit sizes are part of what is remembered.
+        let m4 = Sizes::from([("M".to_string(), 4)]);
+        let m9 = Sizes::from([("M".to_string(), 9)]);
+        for _ in 0..2 {
+            assert!(b.bind_arrays(&p, &args(4, 2, DType::F32), &m4).is_ok());
+        }
+        assert!(b.bind_arrays(&p, &args(4, 2, DType::F32), &m9).is_err());
     }
 }

@@ -1,4 +1,4 @@
-/* Tile: CUDA kernels of program `copy` (1 kernel). */
+/* Tile: CUDA kernels of program `full_sum` (1 kernel). */
 
 struct TileArgs { long long lo, hi; long long S[16]; void *A[32]; int *err; };
 
@@ -141,50 +141,91 @@ TILE_COL_REDUCE(tile_col_sum_i64, long long, TILE_ADD)
 TILE_COL_REDUCE(tile_col_max_i64, long long, tile_max_i64)
 TILE_COL_REDUCE(tile_col_min_i64, long long, tile_min_i64)
 
-/* k0: element_grid over i in 0..N; stores y; reads x */
+/* k0: full_reduction over i in 0..M; stores t; reads x */
 extern "C" __global__ void tile_k0(const TileArgs a) {
   int *err = a.err;
-  const long long s_N = a.S[0];
+  const long long s_M = a.S[0];
+  const long long s_N = a.S[1];
   const float *__restrict__ p_x = (const float *)a.A[0];
-  const long long n0_x = s_N;
-  float *__restrict__ p_y = (float *)a.A[1];
-  const long long n0_y = s_N;
-  const long long dl0 = 0, dn0 = s_N;
-  if (dn0 <= 0) return;
-  const long long rows = 1, cols = dn0;
-  for (long long r = blockIdx.y; r < rows; r += gridDim.y) {
-    for (long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x; c < cols; c += (long long)gridDim.x * blockDim.x) {
-      const long long v_i = dl0 + c;
-      if (!(v_i >= 0 && v_i < n0_x)) TILE_FAIL(2);
-      const float ld0 = p_x[v_i];
-      if (!(v_i >= 0 && v_i < n0_y)) TILE_FAIL(1);
-      p_y[v_i] = ld0;
+  const long long n0_x = s_M;
+  const long long n1_x = s_N;
+  float *__restrict__ p_t = (float *)a.A[1];
+  const long long n0_t = 1;
+  double *__restrict__ tile_part = (double *)a.A[2];
+  const long long frl = 0, frh = s_M;
+  const long long fn_ = frh > frl ? frh - frl : 0;
+  const long long fp = fn_ < 256 ? fn_ : 256;
+  const long long flen = fp > 0 ? fn_ / fp + (fn_ % fp != 0) : 0;
+  const long long fcount = flen > 0 ? fn_ / flen + (fn_ % flen != 0) : 1;
+  __shared__ double tile_smem[64];
+  for (long long c = blockIdx.x; c < fcount; c += gridDim.x) {
+    const long long fcl = frl + c * flen, fch = frh - fcl < flen ? frh : fcl + flen;
+    double fthr = 0.0;
+    for (long long v_i = fcl; v_i < fch; v_i++) {
+      const long long bnd0 = 0, bnd1 = s_N;
+      if (bnd1 > bnd0) {
+        if (!(v_i >= 0 && v_i < n0_x && bnd0 >= 0 && (bnd1 - 1) < n1_x)) TILE_FAIL(1);
+      }
+      {
+        const long long len0 = (long long)(bnd1 - bnd0);
+        const bool va0 = (reinterpret_cast<unsigned long long>(p_x + (v_i * n1_x + bnd0)) & 15ULL) == 0;
+        long long quad0 = (long long)threadIdx.x * 4;
+        if (va0) {
+          for (; quad0 + 3 < len0; quad0 += (long long)blockDim.x * 4) {
+            const long long qb0 = bnd0 + quad0;
+            const float4 gq0 = *reinterpret_cast<const float4 *>(p_x + (v_i * n1_x + qb0));
+            fthr = fthr + ((double)gq0.x);
+            fthr = fthr + ((double)gq0.y);
+            fthr = fthr + ((double)gq0.z);
+            fthr = fthr + ((double)gq0.w);
+          }
+        }
+        else {
+          for (; quad0 + 3 < len0; quad0 += (long long)blockDim.x * 4) {
+            const long long qb1 = bnd0 + quad0;
+            const float4 gq1 = make_float4((p_x + (v_i * n1_x + qb1))[0], (p_x + (v_i * n1_x + qb1))[1], (p_x + (v_i * n1_x + qb1))[2], (p_x + (v_i * n1_x + qb1))[3]);
+            fthr = fthr + ((double)gq1.x);
+            fthr = fthr + ((double)gq1.y);
+            fthr = fthr + ((double)gq1.z);
+            fthr = fthr + ((double)gq1.w);
+          }
+        }
+        for (long long q0 = quad0; q0 < len0; q0++) {
+          const long long v_j = bnd0 + q0;
+          const float gq2 = *(p_x + (v_i * n1_x + v_j));
+          fthr = fthr + ((double)gq2);
+        }
+      }
     }
+    fthr = tile_block_sum_f64(fthr, tile_smem);
+    if (threadIdx.x == 0) tile_part[c] = fthr;
+    __syncthreads();
   }
 }
-
-/* k0 (4 elements per thread, 16-byte accesses): element_grid over i in 0..N; stores y; reads x */
-extern "C" __global__ void tile_k0_v4(const TileArgs a) {
+/* k0_fin: the chunks' results combined in order, then the store */
+extern "C" __global__ void tile_k0_fin(const TileArgs a) {
   int *err = a.err;
-  const long long s_N = a.S[0];
+  const long long s_M = a.S[0];
+  const long long s_N = a.S[1];
   const float *__restrict__ p_x = (const float *)a.A[0];
-  const long long n0_x = s_N;
-  float *__restrict__ p_y = (float *)a.A[1];
-  const long long n0_y = s_N;
-  const long long dl0 = 0, dn0 = s_N;
-  if (dn0 <= 0) return;
-  const long long rows = 1, cols = (dn0 / 4);
-  for (long long r = blockIdx.y; r < rows; r += gridDim.y) {
-    for (long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x; c < cols; c += (long long)gridDim.x * blockDim.x) {
-      const long long v_i = dl0 + c * 4;
-      if (!((v_i) >= 0 && (v_i) + 3 < 0 + n0_x)) { atomicExch(err, 100001); return; }
-      const float4 vld0 = *reinterpret_cast<const float4 *>(p_x + (v_i));
-      const float stv0 = vld0.x;
-      const float stv1 = vld0.y;
-      const float stv2 = vld0.z;
-      const float stv3 = vld0.w;
-      if (!((v_i) >= 0 && (v_i) + 3 < 0 + n0_y)) { atomicExch(err, 100002); return; }
-      *reinterpret_cast<float4 *>(p_y + (v_i)) = make_float4(stv0, stv1, stv2, stv3);
-    }
+  const long long n0_x = s_M;
+  const long long n1_x = s_N;
+  float *__restrict__ p_t = (float *)a.A[1];
+  const long long n0_t = 1;
+  const double *__restrict__ tile_part = (const double *)a.A[2];
+  if (blockIdx.x != 0) return;
+  const long long frl = 0, frh = s_M;
+  const long long fn_ = frh > frl ? frh - frl : 0;
+  const long long fp = fn_ < 256 ? fn_ : 256;
+  const long long flen = fp > 0 ? fn_ / fp + (fn_ % fp != 0) : 0;
+  const long long fcount = flen > 0 ? fn_ / flen + (fn_ % flen != 0) : 1;
+  __shared__ double tile_smem[64];
+  double fcomb = 0.0;
+  for (long long c = threadIdx.x; c < fcount; c += blockDim.x) {
+    fcomb = fcomb + tile_part[c];
   }
+  fcomb = tile_block_sum_f64(fcomb, tile_smem);
+  if (threadIdx.x != 0) return;
+  if (!(0 >= 0 && 0 < n0_t)) TILE_FAIL(2);
+  p_t[0] = ((float)fcomb);
 }
