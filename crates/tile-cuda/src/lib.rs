@@ -31,6 +31,7 @@ pub mod runtime;
 mod stage_rows;
 
 pub use launch::{compile, Bound, CudaModule, CudaOptions, RowStaging, STAGE_ROWS_LONGER_THAN};
+pub use prelude::PRELUDE;
 pub use runtime::{gpu, DeviceBuffer, Gpu};
 
 /// Everything that can go wrong on the CUDA path.

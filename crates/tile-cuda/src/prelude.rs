@@ -6,7 +6,7 @@
 
 /// The prelude text (the same for every program, so sources differ only in
 /// their kernels).
-pub(crate) const PRELUDE: &str = r#"
+pub const PRELUDE: &str = r#"
 struct TileArgs { long long lo, hi; long long S[16]; void *A[32]; int *err; };
 
 /* A failed check reports its site (1-based) and abandons the work item. */

@@ -79,3 +79,24 @@ pub fn tile_files(roots: &[std::path::PathBuf]) -> Vec<std::path::PathBuf> {
     out.sort();
     out
 }
+
+/// Line diff: common prefix and suffix elided, the middle shown as -/+.
+pub fn line_diff(expected: &str, actual: &str) -> String {
+    let e: Vec<&str> = expected.lines().collect();
+    let a: Vec<&str> = actual.lines().collect();
+    let pre = e.iter().zip(&a).take_while(|(x, y)| x == y).count();
+    let suf = e[pre..]
+        .iter()
+        .rev()
+        .zip(a[pre..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let mut out = format!("@@ line {} @@\n", pre + 1);
+    for l in &e[pre..e.len() - suf] {
+        out += &format!("-{l}\n");
+    }
+    for l in &a[pre..a.len() - suf] {
+        out += &format!("+{l}\n");
+    }
+    out
+}

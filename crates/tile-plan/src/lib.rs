@@ -62,8 +62,30 @@ impl Default for Options {
     }
 }
 
+/// A rewrite of the program, in place.
+pub type Rewrite = fn(&mut Program);
+
+/// The rewrites `compile` runs, in order, by name.
+pub const REWRITES: &[(&str, Rewrite)] = &[
+    ("fold_constants", fold_constants),
+    ("share_common_values", share_common_values),
+    ("remove_dead_code", remove_dead_code),
+];
+
 /// Verifies, simplifies and plans `program`.
 pub fn compile(program: &Program, options: &Options) -> Result<Plan, VerifyError> {
+    compile_skipping(program, options, None)
+}
+
+/// [`compile`] with the rewrite named `skip` (one of [`REWRITES`]) left
+/// out: how the snapshot tests prove that every rewrite changes some
+/// fixture's output. Not for users: a skipped rewrite is a different
+/// compiler.
+pub fn compile_skipping(
+    program: &Program,
+    options: &Options,
+    skip: Option<&str>,
+) -> Result<Plan, VerifyError> {
     tile_ir::verify(program)?;
     let log = std::env::var("TILE_LOG").is_ok_and(|v| v.split(',').any(|p| p == "passes"));
     // Each pass must leave a valid program: in debug builds (every test)
@@ -81,12 +103,12 @@ pub fn compile(program: &Program, options: &Options) -> Result<Plan, VerifyError
     };
     let mut p = program.clone();
     show("parse", &p);
-    fold_constants(&mut p);
-    show("fold_constants", &p);
-    share_common_values(&mut p);
-    show("share_common_values", &p);
-    remove_dead_code(&mut p);
-    show("remove_dead_code", &p);
+    for (name, pass) in REWRITES {
+        if skip != Some(*name) {
+            pass(&mut p);
+            show(name, &p);
+        }
+    }
     let unused = find_unused_inputs(&p);
     let plan = plan_groups(&p, unused, options.fusion);
     if log {

@@ -51,27 +51,6 @@ fn show_array(out: &mut String, name: &str, a: &Array) {
     }
 }
 
-/// Line diff: common prefix and suffix elided, the middle shown as -/+.
-fn diff(expected: &str, actual: &str) -> String {
-    let e: Vec<&str> = expected.lines().collect();
-    let a: Vec<&str> = actual.lines().collect();
-    let pre = e.iter().zip(&a).take_while(|(x, y)| x == y).count();
-    let suf = e[pre..]
-        .iter()
-        .rev()
-        .zip(a[pre..].iter().rev())
-        .take_while(|(x, y)| x == y)
-        .count();
-    let mut out = format!("@@ line {} @@\n", pre + 1);
-    for l in &e[pre..e.len() - suf] {
-        out += &format!("-{l}\n");
-    }
-    for l in &a[pre..a.len() - suf] {
-        out += &format!("+{l}\n");
-    }
-    out
-}
-
 fn check_fixture(path: &Path) -> Result<(), String> {
     let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
     let program = tile_ir::parse_program(&text).map_err(|d| format!("parse: {d}"))?;
@@ -126,7 +105,7 @@ fn check_fixture(path: &Path) -> Result<(), String> {
         return Err(format!(
             "output differs from {}:\n{}",
             expected_path.display(),
-            diff(&expected, &actual)
+            fixture::line_diff(&expected, &actual)
         ));
     }
     Ok(())
