@@ -178,11 +178,24 @@ fn lower_reductions(p: &mut Printer, e: &mut Expr, ctx: &mut ColCtx) {
     // The IR name is reserved, so no name of the program can capture it.
     let name = tile_ir::names::generated("cred", n);
     let combine = p.helper_call(&format!("tile_col_{}_{}", op.name(), sfx(t)));
+    // An empty slice of a float `max` or `min` passes NaN, which the
+    // combination skips, so a column of NaN alone stays NaN; an empty
+    // column gets the identity.
+    let (start, identity) = (
+        crate::print_rows::start(*op, t),
+        crate::print_rows::identity(*op, t),
+    );
+    let (part, qual) = if start == identity {
+        (part, "const ")
+    } else {
+        (format!("({sh} > {sl} ? {part} : {start})"), "")
+    };
     p.line(format!(
-        "const {} {acc} = {combine}({part}, tile_smem + {});",
+        "{qual}{} {acc} = {combine}({part}, tile_smem + {});",
         scalar(t),
         SET * (n % 2)
     ));
+    crate::print_rows::empty_range(p, *op, t, &acc, "0", &format!("cn{n}"));
     p.bind_value(&name, &acc, t);
     let old = std::mem::replace(e, Expr::var(&name));
     ctx.keep.exprs.push(Box::new(old));

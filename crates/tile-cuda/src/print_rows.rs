@@ -164,7 +164,7 @@ fn nests_reductions(e: &Expr) -> bool {
     nested
 }
 
-fn identity(op: ReduceOp, t: VTy) -> &'static str {
+pub(crate) fn identity(op: ReduceOp, t: VTy) -> &'static str {
     match (op, t) {
         (ReduceOp::Sum, VTy::F32) => "0.0f",
         (ReduceOp::Sum, VTy::F64) => "0.0",
@@ -175,6 +175,27 @@ fn identity(op: ReduceOp, t: VTy) -> &'static str {
         (ReduceOp::Min, VTy::F64) => "__longlong_as_double(0x7ff0000000000000LL)",
         (ReduceOp::Max, _) => "(-9223372036854775807LL - 1)",
         (ReduceOp::Min, _) => "9223372036854775807LL",
+    }
+}
+
+/// Where a thread's share of a reduction starts: the identity, except NaN
+/// for float `max` and `min` (IEEE `fmax` returns the other operand, so
+/// the first value replaces it and an empty share changes nothing; a
+/// range of NaN alone stays NaN, as in the interpreter). An empty range
+/// gets the identity afterwards ([`empty_range`]).
+pub(crate) fn start(op: ReduceOp, t: VTy) -> &'static str {
+    match (op, t) {
+        (ReduceOp::Sum, _) | (_, VTy::Int) | (_, VTy::Bool) => identity(op, t),
+        (_, VTy::F32) => "__int_as_float(0x7fc00000)",
+        (_, VTy::F64) => "__longlong_as_double(0x7ff8000000000000LL)",
+    }
+}
+
+/// After a reduction over `bl..bh` whose shares started at [`start`]: the
+/// identity when the range is empty.
+pub(crate) fn empty_range(p: &mut Printer, op: ReduceOp, t: VTy, acc: &str, bl: &str, bh: &str) {
+    if start(op, t) != identity(op, t) {
+        p.line(format!("if (!({bh} > {bl})) {acc} = {};", identity(op, t)));
     }
 }
 
@@ -294,7 +315,7 @@ fn lower_reductions(p: &mut Printer, e: &mut Expr, ctx: &mut RowCtx) {
     let t = p.value_type(body);
     p.truncate_scope(depth);
     let (acc, set) = ctx.next_reduction();
-    p.line(format!("{} {acc} = {};", scalar(t), identity(op, t)));
+    p.line(format!("{} {acc} = {};", scalar(t), start(op, t)));
     p.begin_checked_level(&var, &bl, &bh, &[], &[body]);
     let rl = ctx.row_loop(&var, &bl, &bh, &lo, &hi);
     let each = Each::Reduce {
@@ -307,6 +328,7 @@ fn lower_reductions(p: &mut Printer, e: &mut Expr, ctx: &mut RowCtx) {
     quad_loops::print_loop(p, &rl, &each, &mut keep);
     p.end_checked_level();
     let name = block_reduce(p, op, t, &acc, set);
+    empty_range(p, op, t, &acc, &bl, &bh);
     ctx.keep.absorb(keep);
     // The reduction's nodes stay alive (its body's on the heap, unmoved).
     let old = std::mem::replace(e, Expr::var(&name));
@@ -456,7 +478,7 @@ fn fill_and_reduce(p: &mut Printer, fill: &Stmt, bind: &Stmt, op: ReduceOp, ctx:
         return;
     }
     let (acc, set) = ctx.next_reduction();
-    p.line(format!("float {acc} = {};", identity(op, VTy::F32)));
+    p.line(format!("float {acc} = {};", start(op, VTy::F32)));
     let mut keep = Keep::default();
     let each = Each::Stmts {
         body,
@@ -467,6 +489,7 @@ fn fill_and_reduce(p: &mut Printer, fill: &Stmt, bind: &Stmt, op: ReduceOp, ctx:
     p.end_checked_level();
     // The block reduction's barrier also orders the fill before any read.
     let result = block_reduce(p, op, VTy::F32, &acc, set);
+    empty_range(p, op, VTy::F32, &acc, &bl, &bh);
     ctx.keep.absorb(keep);
     let mut v = value.clone();
     replace_read_back(&mut v, buf, &lv.lo, &lv.hi, &result);

@@ -241,7 +241,11 @@ fn expr(depth: u32) -> BoxedStrategy<String> {
         2 => leaf,
         3 => (sub.clone(), sub.clone(), prop_oneof![Just("+"), Just("-"), Just("*")]).prop_map(|(x, y, o)| format!("({x} {o} {y})")),
         2 => (sub.clone(), prop_oneof![Just("exp"), Just("tanh"), Just("sigmoid"), Just("sin"), Just("cos"), Just("erf"), Just("abs"), Just("floor")]).prop_map(|(x, f)| format!("{f}({x} * 0.5)")),
-        1 => sub.clone().prop_map(|x| format!("log(abs({x}) + 0.5)")),
+        // `+ 2.0`: log's argument stays at 2 or more, where log is well
+        // conditioned; near 1 (`+ 0.5` at |x| = 0.5) the f32 rounding of the
+        // argument alone moves the result by 1e-3 relative, and an f32
+        // target cannot match the FP64 oracle there.
+        1 => sub.clone().prop_map(|x| format!("log(abs({x}) + 2.0)")),
         1 => sub.clone().prop_map(|x| format!("sqrt(abs({x}))")),
         1 => (sub.clone(), sub.clone()).prop_map(|(x, y)| format!("max({x}, {y})")),
         1 => (sub.clone(), sub.clone(), sub).prop_map(|(x, y, z)| format!("select({x} > {y}, {z}, {x})")),
@@ -561,5 +565,65 @@ fn staging(staged: bool) -> tile_cuda::RowStaging {
         tile_cuda::RowStaging::Always
     } else {
         tile_cuda::RowStaging::Never
+    }
+}
+
+/// `max` and `min` over NaN: a row, a column or a whole array of NaN alone
+/// gives NaN, NaN among numbers is skipped, an empty range gives the
+/// identity, as in the interpreter; whatever the slices per column or the
+/// staging.
+#[test]
+fn nan_in_max_and_min_matches_the_interpreter() {
+    if !gpu_or_skip("nan_in_max_and_min_matches_the_interpreter") {
+        return;
+    }
+    let program = tile_ir::parse_program(
+        "program nans(x: in f32[M, N], r: out f32[M], s: out f32[M], c: out f32[N], t: out f32[1]) {
+  for i in 0..M {
+    r[i] = max(j in 0..N: x[i, j])
+    s[i] = min(j in 0..N: x[i, j])
+  }
+  for j in 0..N {
+    c[j] = max(i in 0..M: x[i, j])
+  }
+  t[0] = min(i in 0..M: max(j in 0..N: x[i, j]))
+}",
+    )
+    .unwrap();
+    for (m, n) in [(3usize, 5usize), (4, 1), (1, 700), (40, 3), (3, 0), (0, 4)] {
+        let sizes = Sizes::from([("M".into(), m as i64), ("N".into(), n as i64)]);
+        let mut args = fixture::arguments(&program, &sizes).unwrap();
+        let x = args.get_mut("x").unwrap();
+        for i in 0..m {
+            for j in 0..n {
+                // Row 0 and column 0 all NaN; every third element NaN.
+                if i == 0 || j == 0 || (i * n + j) % 3 == 0 {
+                    x.set_f64(i * n + j, f64::NAN);
+                }
+            }
+        }
+        let mut want = args.clone();
+        interp::interpret(&program, &mut want, &sizes).unwrap();
+        let plan = compile(&program, &Options::default()).unwrap();
+        for (slices, staged) in [
+            (None, false),
+            (Some(1), true),
+            (Some(4), false),
+            (Some(32), true),
+        ] {
+            let opts = tile_cuda::CudaOptions {
+                col_slices: slices,
+                stage_rows: staging(staged),
+                ..Default::default()
+            };
+            let module = tile_cuda::compile(&plan, &opts).unwrap();
+            let mut got = args.clone();
+            module.run(&mut got, &sizes).unwrap();
+            for (name, w) in &want {
+                if let Err(e) = close(&got[name], w, true) {
+                    panic!("`{name}` at {m}x{n}, slices {slices:?}, staged {staged}: {e}");
+                }
+            }
+        }
     }
 }

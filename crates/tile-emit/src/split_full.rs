@@ -29,10 +29,12 @@ pub struct FullParts {
     pub chunk: Box<Expr>,
     /// `f64(body)`.
     pub body: Box<Expr>,
-    /// When the body is itself a reduction with the same operator over
-    /// values without reductions (`sum(i: sum(j: x[i, j]))`): that
-    /// reduction with its body in `f64`. Both ranges may then be walked as
-    /// one (the values reassociated, as chunks are).
+    /// When the body is itself a sum over values without reductions
+    /// (`sum(i: sum(j: x[i, j]))`): that sum with its body in `f64`. Both
+    /// ranges may then be walked as one (the values reassociated, as
+    /// chunks are). Not for `max` and `min`: walked as one, an empty inner
+    /// range would drop the identity it gives its row, which decides the
+    /// result when every other value is NaN.
     pub flat: Option<Box<Expr>>,
     /// The store, its reduction replaced by `__full_comb`.
     pub finish: Vec<Stmt>,
@@ -101,13 +103,15 @@ impl FullParts {
                 lo: il,
                 hi: ih,
                 body: ib,
-            } if inner == op && !ib.has_reduction() => Some(Box::new(Expr::Reduce {
-                op: *op,
-                var: iv.clone(),
-                lo: il.clone(),
-                hi: ih.clone(),
-                body: Box::new(Expr::call(Func::Cast(DType::F64), vec![(**ib).clone()])),
-            })),
+            } if inner == op && *op == ReduceOp::Sum && !ib.has_reduction() => {
+                Some(Box::new(Expr::Reduce {
+                    op: *op,
+                    var: iv.clone(),
+                    lo: il.clone(),
+                    hi: ih.clone(),
+                    body: Box::new(Expr::call(Func::Cast(DType::F64), vec![(**ib).clone()])),
+                }))
+            }
             _ => None,
         };
         let mut v = value.clone();
