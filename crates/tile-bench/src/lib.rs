@@ -6,6 +6,7 @@
 pub mod audit;
 mod cpu;
 mod cuda;
+pub mod digest;
 pub mod oracle;
 pub mod peers;
 pub mod protocol;

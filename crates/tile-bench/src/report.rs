@@ -25,7 +25,12 @@ pub fn sig4(x: f64) -> String {
 }
 
 /// Per-invocation times (µs) of the ok rows of (case, entry, phase), by round.
-fn per_round(rows: &[Value], case: &str, entry: &str, phase: &str) -> BTreeMap<u64, Vec<f64>> {
+pub(crate) fn per_round(
+    rows: &[Value],
+    case: &str,
+    entry: &str,
+    phase: &str,
+) -> BTreeMap<u64, Vec<f64>> {
     let mut out: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
     for r in rows {
         if r["case"] == case && r["variant"] == entry && r["phase"] == phase && r["status"] == "ok"
@@ -246,7 +251,7 @@ pub fn render(results: &Value) -> Result<String, String> {
 }
 
 /// The order entries are listed in: Tile's, then the peers.
-fn entry_rank(e: &str) -> u8 {
+pub(crate) fn entry_rank(e: &str) -> u8 {
     match e {
         "fused" => 0,
         "reference" => 1,

@@ -160,6 +160,20 @@ enum Command {
         #[arg(long)]
         self_test: bool,
     },
+    /// Write the results digest of benchmark runs: per run, the answer
+    /// first, the audit's verdict and an exact-lookup table, every figure
+    /// from its results.json (docs/results/digest.md is this command's
+    /// output for the committed runs).
+    Report {
+        /// Results directories (each holding results.json), in the order
+        /// the digest lists them.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Write the digest here (links are made relative to its folder)
+        /// instead of printing it.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Run a program on `.npy` inputs and write its outputs as `.npy` files.
     Run {
         #[command(flatten)]
@@ -351,6 +365,21 @@ fn dispatch(cmd: Command) -> Result<(), String> {
                     )),
                 }
             }
+        }
+        Command::Report { dirs, out } => {
+            let base = out
+                .as_ref()
+                .and_then(|o| o.parent())
+                .map(|p| p.to_path_buf())
+                .unwrap_or_default();
+            let runs = tile_bench::digest::load(&dirs, &base)?;
+            let text = tile_bench::digest::digest(&runs);
+            match out {
+                Some(path) => std::fs::write(&path, text)
+                    .map_err(|e| format!("cannot write {}: {e}", path.display()))?,
+                None => print!("{text}"),
+            }
+            Ok(())
         }
         Command::Emit {
             source,

@@ -1,0 +1,71 @@
+//! `docs/results/digest.md` is `tile report`'s output for the committed
+//! runs: regenerated from their `results.json` (the runs and their order
+//! are the page's own `## ` headings), it must match byte for byte, and
+//! every committed `results.json` must be in it. `TILE_BLESS=1` rewrites
+//! the page.
+
+use std::path::{Path, PathBuf};
+
+fn results_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/results")
+}
+
+/// Every folder below `dir` holding a `results.json`.
+fn runs_below(dir: &Path, base: &Path, out: &mut Vec<String>) {
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            if p.join("results.json").is_file() {
+                out.push(
+                    p.strip_prefix(base)
+                        .unwrap()
+                        .to_string_lossy()
+                        .replace('\\', "/"),
+                );
+            }
+            runs_below(&p, base, out);
+        }
+    }
+}
+
+#[test]
+fn the_results_digest_matches_the_committed_runs() {
+    let root = results_root();
+    let page = root.join("digest.md");
+    let text = std::fs::read_to_string(&page).expect("docs/results/digest.md exists");
+    let listed: Vec<String> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("## "))
+        .map(str::to_string)
+        .collect();
+    let mut committed = Vec::new();
+    runs_below(&root, &root, &mut committed);
+    committed.sort();
+    let mut sorted = listed.clone();
+    sorted.sort();
+    assert_eq!(
+        sorted, committed,
+        "docs/results/digest.md must list every committed run (add new ones to `tile report`'s arguments)"
+    );
+    let dirs: Vec<PathBuf> = listed.iter().map(|d| root.join(d)).collect();
+    let runs = tile_bench::digest::load(&dirs, &root).unwrap();
+    for r in &runs {
+        assert!(
+            r.audit.is_ok(),
+            "{}: the audit fails: {:?}",
+            r.path,
+            r.audit
+        );
+    }
+    let fresh = tile_bench::digest::digest(&runs);
+    if std::env::var("TILE_BLESS").is_ok_and(|v| v == "1") {
+        std::fs::write(&page, &fresh).unwrap();
+        return;
+    }
+    assert!(
+        fresh == text,
+        "docs/results/digest.md is stale: regenerate it with `tile report {} --out docs/results/digest.md` (from the repository root, paths under docs/results) or TILE_BLESS=1\n{}",
+        listed.join(" "),
+        tile_ir::fixture::line_diff(&text, &fresh)
+    );
+}
