@@ -168,9 +168,9 @@ fn section(md: &mut String, run: &Run) {
             };
             if let Some([_, _, _, ratio]) = figures(rows, case, e, &p) {
                 let label = if p == phase {
-                    format!("`{e}`")
+                    format!("`{e}`'s time")
                 } else {
-                    format!("`{e}` ({p})")
+                    format!("`{e}`'s time in {p}")
                 };
                 answer
                     .entry(g.clone())
@@ -181,7 +181,10 @@ fn section(md: &mut String, run: &Run) {
             }
         }
     }
-    let _ = writeln!(md, "**Answer** ({phase}, fused / entry):\n");
+    let _ = writeln!(
+        md,
+        "**Answer.** Tile `fused` took, in {phase} (median paired ratios over the graph's shapes):\n"
+    );
     for g in &order {
         let Some(by_entry) = answer.get(g) else {
             continue;
@@ -196,10 +199,13 @@ fn section(md: &mut String, run: &Run) {
             } else {
                 format!("{}-{}", sig4(lo), sig4(hi))
             };
+            // Peers first (what readers compare against), then Tile's own
+            // controls.
+            let name = e.trim_matches('`').split('`').next().unwrap_or(e);
             parts.push((
-                entry_rank(e.trim_matches('`').split('`').next().unwrap_or(e)),
+                u8::MAX - entry_rank(name),
                 format!(
-                    "{range} of {e} (below 1 at {faster} of {} shapes)",
+                    "{range} of {e} (faster at {faster} of {} shapes)",
                     ratios.len()
                 ),
             ));
@@ -210,7 +216,7 @@ fn section(md: &mut String, run: &Run) {
     }
     let _ = writeln!(
         md,
-        "\n| case | entry | {phase} median (us) | min (us) | max (us) | fused / entry |\n|---|---|---|---|---|---|"
+        "\nPer case and entry, {phase} unless marked: the median per-invocation time over rounds, the smallest and largest sample, and Tile `fused` / entry.\n\n| case | entry | median (us) | range (us) | fused / entry |\n|---|---|---|---|---|"
     );
     let mut failed: Vec<String> = Vec::new();
     for case in &cases {
@@ -229,7 +235,8 @@ fn section(md: &mut String, run: &Run) {
                     };
                     let _ = writeln!(
                         md,
-                        "| {case} | {e} | {} | {} | {} | {ratio} |",
+                        // A non-breaking hyphen: the range stays on one line.
+                        "| {case} | {e} | {} | {}\u{2011}{} | {ratio} |",
                         sig4(m),
                         sig4(lo),
                         sig4(hi)
@@ -240,7 +247,7 @@ fn section(md: &mut String, run: &Run) {
                         .iter()
                         .find(|x| x["case"] == *case && x["variant"] == e.as_str())
                         .map_or("?".to_string(), |x| s(&x["status"]));
-                    let _ = writeln!(md, "| {case} | {e} | - | - | - | {status} |");
+                    let _ = writeln!(md, "| {case} | {e} | - | - | {status} |");
                     failed.push(format!("{case} {e}: {status}"));
                 }
             }

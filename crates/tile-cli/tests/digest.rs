@@ -69,3 +69,28 @@ fn the_results_digest_matches_the_committed_runs() {
         tile_ir::fixture::line_diff(&text, &fresh)
     );
 }
+
+/// The book (docs/SUMMARY.md) has a page for every committed run's
+/// `results.md` and every results README, so none is left out of the site.
+#[test]
+fn the_book_lists_every_results_page() {
+    let root = results_root();
+    let summary = std::fs::read_to_string(root.join("../SUMMARY.md")).expect("docs/SUMMARY.md");
+    let mut runs = Vec::new();
+    runs_below(&root, &root, &mut runs);
+    let mut missing: Vec<String> = runs
+        .iter()
+        .map(|r| format!("results/{r}/results.md"))
+        .filter(|p| !summary.contains(&format!("({p})")))
+        .collect();
+    for e in std::fs::read_dir(&root).unwrap().flatten() {
+        let readme = e.path().join("README.md");
+        if readme.is_file() {
+            let p = format!("results/{}/README.md", e.file_name().to_string_lossy());
+            if !summary.contains(&format!("({p})")) {
+                missing.push(p);
+            }
+        }
+    }
+    assert!(missing.is_empty(), "docs/SUMMARY.md lacks {missing:?}");
+}
