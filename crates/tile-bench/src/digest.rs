@@ -83,6 +83,23 @@ fn entries(rows: &[Value], case: &str) -> Vec<String> {
     out
 }
 
+/// What the digest's words mean (the same for every run).
+const DEFINITIONS: &str = "
+**Definitions.** Phases: `gpu_batch`, device time of a calibrated batch of
+invocations over their count (CUDA events); `e2e_batch`, host time of such
+a batch, synchronised at its end; `e2e_single` and `gpu_single`, one
+invocation timed alone. Each round takes the median of its samples, the
+table the median of the rounds; ranges are the smallest and largest
+per-invocation sample of all rounds. Entries: `fused`, Tile's plan of the
+program; `split`, the same program with fusion off (one kernel per store,
+the control); `reference`, a second compile of the seed program's fused
+plan (the same source, a noise check); `copy`, Tile's `y[i] = x[i]` moving
+the bytes the case moves (the copy floor); any other entry is a peer
+framework running the same computation, preallocated, with its version
+under the run. Inputs, compilation and transfers are outside every timed
+region; every entry's outputs are validated against an FP64 reference.
+";
+
 /// The digest of `runs`, in the order given.
 pub fn digest(runs: &[Run]) -> String {
     let mut md = String::new();
@@ -98,6 +115,7 @@ pub fn digest(runs: &[Run]) -> String {
          The run's own `results.md` has every phase, the per-round ratios \
          and the caveats.\n",
     );
+    md.push_str(DEFINITIONS);
     for run in runs {
         section(&mut md, run);
     }
@@ -111,12 +129,14 @@ fn section(md: &mut String, run: &Run) {
     let rows = r["rows"].as_array().unwrap_or(&empty);
     let phase = main_phase(r);
     let s = |v: &Value| v.as_str().unwrap_or("?").to_string();
+    let _ = writeln!(md, "\n## {}\n", run.path);
+    // The answer goes here, first, once computed below.
+    let mark = md.len();
     let _ = writeln!(
         md,
-        "\n## {}\n\n`{}` on {} (host: {}); Tile {} at commit `{}`. Raw data: \
+        "`{}` on {} (host: {}); Tile {} at commit `{}`. Raw data: \
          [{}/results.json]({}/results.json), full report: \
          [{}/results.md]({}/results.md), sources: `{}/sources/`.\n",
-        run.path,
         s(&meta["target"]),
         s(&meta["device"]),
         s(&meta["host"]),
@@ -145,10 +165,32 @@ fn section(md: &mut String, run: &Run) {
             );
         }
     }
+    let peers: Vec<String> = meta["peers"]
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .map(|(name, p)| {
+                    if p["available"].as_bool().unwrap_or(false) {
+                        let v: Vec<String> = p["versions"]
+                            .as_object()
+                            .map(|v| v.iter().map(|(k, x)| format!("{k} {}", s(x))).collect())
+                            .unwrap_or_default();
+                        format!("`{name}` ({})", v.join(", "))
+                    } else {
+                        format!("`{name}` (not available: {})", s(&p["reason"]))
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    if !peers.is_empty() {
+        let _ = writeln!(md, "Peers: {}.\n", peers.join("; "));
+    }
     let cases: Vec<&str> = meta["cases"]
         .as_array()
         .map(|a| a.iter().filter_map(|c| c.as_str()).collect())
         .unwrap_or_default();
+    plans(md, rows, &cases);
     // The answer: per graph and entry, the range of the ratio over shapes.
     let graph_of = |case: &str| -> String {
         rows.iter()
@@ -181,6 +223,7 @@ fn section(md: &mut String, run: &Run) {
             }
         }
     }
+    let answer_at = md.len();
     let _ = writeln!(
         md,
         "**Answer.** Tile `fused` took, in {phase} (median paired ratios over the graph's shapes):\n"
@@ -214,9 +257,11 @@ fn section(md: &mut String, run: &Run) {
         let text: Vec<String> = parts.into_iter().map(|(_, t)| t).collect();
         let _ = writeln!(md, "- `{g}`: {}.", text.join("; "));
     }
+    let text = md.split_off(answer_at);
+    md.insert_str(mark, &format!("{text}\n"));
     let _ = writeln!(
         md,
-        "\nPer case and entry, {phase} unless marked: the median per-invocation time over rounds, the smallest and largest sample, and Tile `fused` / entry.\n\n| case | entry | median (us) | range (us) | fused / entry |\n|---|---|---|---|---|"
+        "Per case and entry, {phase} unless marked: the median per-invocation time over rounds, the smallest and largest sample, and Tile `fused` / entry.\n\n| case | entry | median (us) | range (us) | fused / entry |\n|---|---|---|---|---|"
     );
     let mut failed: Vec<String> = Vec::new();
     for case in &cases {
@@ -296,4 +341,50 @@ pub fn load(dirs: &[std::path::PathBuf], base: &std::path::Path) -> Result<Vec<R
         });
     }
     Ok(runs)
+}
+
+/// Tile's plans: per graph, each Tile entry's kernels and mappings (the
+/// first shape's; a plan does not depend on sizes) and every fallback.
+fn plans(md: &mut String, rows: &[Value], cases: &[&str]) {
+    let mut seen: Vec<(String, String)> = Vec::new();
+    let mut lines: Vec<String> = Vec::new();
+    for case in cases {
+        for r in rows
+            .iter()
+            .filter(|r| r["case"] == *case && r["framework"] == "tile")
+        {
+            let graph = r["graph"].as_str().unwrap_or("?").to_string();
+            let entry = r["variant"].as_str().unwrap_or("?").to_string();
+            if seen.contains(&(graph.clone(), entry.clone())) {
+                continue;
+            }
+            seen.push((graph.clone(), entry.clone()));
+            let plan = &r["plan"];
+            let maps: Vec<&str> = plan["mappings"]
+                .as_array()
+                .map(|a| a.iter().filter_map(|m| m.as_str()).collect())
+                .unwrap_or_default();
+            let fallbacks: Vec<String> = plan["fallbacks"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .map(|f| f.as_str().map_or(f.to_string(), str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let mut line = format!(
+                "`{graph}` {entry}: {} kernel{} ({})",
+                plan["kernels"],
+                if plan["kernels"] == 1 { "" } else { "s" },
+                maps.join(", ")
+            );
+            if !fallbacks.is_empty() {
+                line += &format!("; fallbacks: {}", fallbacks.join("; "));
+            }
+            lines.push(line);
+        }
+    }
+    if !lines.is_empty() {
+        let _ = writeln!(md, "Plans: {}.\n", lines.join("; "));
+    }
 }

@@ -133,9 +133,14 @@ pub fn render(results: &Value) -> Result<String, String> {
          - Outputs are preallocated for Tile and every peer that allows it; eager peers run their preallocated `out=` chains, so they pay no allocation either.\n\
          - Inputs, compilation, allocation, upload and download are outside every timed region. `e2e_*` phases time the host call plus synchronisation; `gpu_*` phases (CUDA only) time device events.\n\
          - Shapes whose inputs and outputs fit in the last-level cache (1x127 and 37x1537 here) measure cache-resident data: repeated invocations reuse the same buffers, the same for every framework.\n\
-         - Phases are reported as measured; no phase is subtracted from another.\n\
-         - GB/s is the bytes the case's program moves (every input read once, every output written once) over the median time, the same numerator for every entry; the `copy` entry reads and writes that many bytes, so `fused` over `copy` is how far Tile is from the copy floor on this machine."
+         - Phases are reported as measured; no phase is subtracted from another."
     );
+    if meta["moved_bytes"].is_object() {
+        let _ = writeln!(
+            md,
+            "- GB/s is the bytes the case's program moves (every input read once, every output written once) over the median time, the same numerator for every entry; the `copy` entry reads and writes that many bytes, so `fused` over `copy` is how far Tile is from the copy floor on this machine."
+        );
+    }
     for case in &cases {
         let entries: Vec<String> = {
             let mut e: Vec<String> = Vec::new();

@@ -94,3 +94,37 @@ fn the_book_lists_every_results_page() {
     }
     assert!(missing.is_empty(), "docs/SUMMARY.md lacks {missing:?}");
 }
+
+/// Every committed run's `results.md` is the report rendered from its
+/// `results.json` by the current `tile bench` code, byte for byte
+/// (`TILE_BLESS=1` renders them again).
+#[test]
+fn every_results_page_is_its_rendering() {
+    let root = results_root();
+    let mut runs = Vec::new();
+    runs_below(&root, &root, &mut runs);
+    let mut stale = Vec::new();
+    for r in &runs {
+        let dir = root.join(r);
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap())
+                .unwrap();
+        let page = std::fs::read_to_string(dir.join("results.md")).unwrap();
+        let fresh = tile_bench::report::render(&json).unwrap();
+        if std::env::var("TILE_BLESS").is_ok_and(|v| v == "1") {
+            std::fs::write(dir.join("results.md"), &fresh).unwrap();
+            continue;
+        }
+        if fresh != page {
+            stale.push(format!(
+                "{r}:\n{}",
+                tile_ir::fixture::line_diff(&page, &fresh)
+            ));
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "results.md differs from its rendering:\n{}",
+        stale.join("\n")
+    );
+}
