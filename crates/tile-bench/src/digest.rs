@@ -240,7 +240,7 @@ fn section(md: &mut String, run: &Run) {
             let range = if ratios.len() == 1 {
                 sig4(lo)
             } else {
-                format!("{}-{}", sig4(lo), sig4(hi))
+                format!("{}\u{2011}{}", sig4(lo), sig4(hi))
             };
             // Peers first (what readers compare against), then Tile's own
             // controls.
