@@ -65,10 +65,11 @@ pub enum Rule {
     NonInjective,
     /// A buffer written in the group is read after the write.
     Raw,
-    /// A buffer written in the group is read before the write.
+    /// A buffer written in the group is read before the write. (No rule
+    /// for overlapping buffers: every runtime refuses arguments whose
+    /// memory overlaps a written one before any work, so the planner may
+    /// assume distinct buffers.)
     War,
-    /// Buffers may overlap in memory.
-    Alias,
     /// The analysis cannot see the access pattern (non-affine index or
     /// bound, statements outside a nest).
     Unknown,
@@ -83,7 +84,6 @@ impl Rule {
             Rule::NonInjective => "non_injective",
             Rule::Raw => "raw",
             Rule::War => "war",
-            Rule::Alias => "alias",
             Rule::Unknown => "unknown",
         }
     }
