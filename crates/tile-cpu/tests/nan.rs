@@ -1,40 +1,22 @@
 //! `max` and `min` over NaN on the CPU, as in the interpreter: a row, a
 //! column or a whole array of NaN alone gives NaN, NaN among numbers is
-//! skipped, an empty range gives the identity (the GPU has the same test).
+//! skipped, an empty range gives the identity (the GPU has the same test,
+//! on the same fixture and arguments).
 
 mod common;
 
-use tile_ir::{interp, Sizes};
+use std::path::Path;
+use tile_ir::{fixture, interp};
 
 #[test]
 fn nan_in_max_and_min_matches_the_interpreter() {
-    let program = tile_ir::parse_program(
-        "program nans(x: in f32[M, N], r: out f32[M], s: out f32[M], c: out f32[N], t: out f32[1]) {
-  for i in 0..M {
-    r[i] = max(j in 0..N: x[i, j])
-    s[i] = min(j in 0..N: x[i, j])
-  }
-  for j in 0..N {
-    c[j] = max(i in 0..M: x[i, j])
-  }
-  t[0] = min(i in 0..M: max(j in 0..N: x[i, j]))
-}",
-    )
-    .unwrap();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/programs/reductions/max_min_empty.tile");
+    let program = tile_ir::parse_program(&std::fs::read_to_string(path).unwrap()).unwrap();
     for fusion in [true, false] {
         let (_, module) = common::build(&program, fusion);
-        for (m, n) in [(3usize, 5usize), (4, 1), (1, 700), (40, 3), (3, 0), (0, 4)] {
-            let sizes = Sizes::from([("M".into(), m as i64), ("N".into(), n as i64)]);
-            let mut args = common::arguments(&program, &sizes).unwrap();
-            let x = args.get_mut("x").unwrap();
-            for i in 0..m {
-                for j in 0..n {
-                    // Row 0 and column 0 all NaN; every third element NaN.
-                    if i == 0 || j == 0 || (i * n + j) % 3 == 0 {
-                        x.set_f64(i * n + j, f64::NAN);
-                    }
-                }
-            }
+        for (m, n) in fixture::NAN_SHAPES {
+            let (sizes, args) = fixture::nan_arguments(&program, m, n).unwrap();
             let mut want = args.clone();
             interp::interpret(&program, &mut want, &sizes).unwrap();
             let mut got = args;

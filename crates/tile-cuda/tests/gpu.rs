@@ -577,31 +577,14 @@ fn nan_in_max_and_min_matches_the_interpreter() {
     if !gpu_or_skip("nan_in_max_and_min_matches_the_interpreter") {
         return;
     }
-    let program = tile_ir::parse_program(
-        "program nans(x: in f32[M, N], r: out f32[M], s: out f32[M], c: out f32[N], t: out f32[1]) {
-  for i in 0..M {
-    r[i] = max(j in 0..N: x[i, j])
-    s[i] = min(j in 0..N: x[i, j])
-  }
-  for j in 0..N {
-    c[j] = max(i in 0..M: x[i, j])
-  }
-  t[0] = min(i in 0..M: max(j in 0..N: x[i, j]))
-}",
-    )
-    .unwrap();
-    for (m, n) in [(3usize, 5usize), (4, 1), (1, 700), (40, 3), (3, 0), (0, 4)] {
-        let sizes = Sizes::from([("M".into(), m as i64), ("N".into(), n as i64)]);
-        let mut args = fixture::arguments(&program, &sizes).unwrap();
-        let x = args.get_mut("x").unwrap();
-        for i in 0..m {
-            for j in 0..n {
-                // Row 0 and column 0 all NaN; every third element NaN.
-                if i == 0 || j == 0 || (i * n + j) % 3 == 0 {
-                    x.set_f64(i * n + j, f64::NAN);
-                }
-            }
-        }
+    let root = std::env::var("TILE_SOURCE_ROOT")
+        .map(PathBuf::from)
+        .unwrap_or(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."));
+    let text =
+        std::fs::read_to_string(root.join("tests/programs/reductions/max_min_empty.tile")).unwrap();
+    let program = tile_ir::parse_program(&text).unwrap();
+    for (m, n) in fixture::NAN_SHAPES {
+        let (sizes, args) = fixture::nan_arguments(&program, m, n).unwrap();
         let mut want = args.clone();
         interp::interpret(&program, &mut want, &sizes).unwrap();
         let plan = compile(&program, &Options::default()).unwrap();

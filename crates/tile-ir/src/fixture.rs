@@ -100,3 +100,28 @@ pub fn line_diff(expected: &str, actual: &str) -> String {
     }
     out
 }
+
+/// Shapes of the NaN case for `max` and `min` (empty ranges included).
+pub const NAN_SHAPES: [(usize, usize); 6] = [(3, 5), (4, 1), (1, 700), (40, 3), (3, 0), (0, 4)];
+
+/// Arguments for a program over `x: f32[M, N]` (such as
+/// `tests/programs/reductions/max_min_empty.tile`) at `m` x `n`, with row
+/// 0, column 0 and every third element of `x` NaN: rows, columns and a
+/// whole array of NaN alone, and NaN among numbers.
+pub fn nan_arguments(
+    program: &Program,
+    m: usize,
+    n: usize,
+) -> Option<(Sizes, BTreeMap<String, Array>)> {
+    let sizes = Sizes::from([("M".into(), m as i64), ("N".into(), n as i64)]);
+    let mut args = arguments(program, &sizes)?;
+    let x = args.get_mut("x")?;
+    for i in 0..m {
+        for j in 0..n {
+            if i == 0 || j == 0 || (i * n + j) % 3 == 0 {
+                x.set_f64(i * n + j, f64::NAN);
+            }
+        }
+    }
+    Some((sizes, args))
+}
