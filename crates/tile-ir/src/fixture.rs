@@ -118,7 +118,7 @@ pub fn nan_arguments(
     let x = args.get_mut("x")?;
     for i in 0..m {
         for j in 0..n {
-            if i == 0 || j == 0 || (i * n + j) % 3 == 0 {
+            if i == 0 || j == 0 || (i * n + j).is_multiple_of(3) {
                 x.set_f64(i * n + j, f64::NAN);
             }
         }
