@@ -102,7 +102,9 @@ MEASURE = r"""
   const bad = [];
   document.querySelectorAll('table').forEach((t, i) => {
     let el = t.parentElement, held = false;
-    while (el && el !== document.body) {
+    // A scroll container inside the text column (mdBook's table wrapper);
+    // the page's own scrolling area does not count.
+    while (el && el !== main && el !== document.body) {
       const s = getComputedStyle(el);
       if (s.overflowX === 'auto' || s.overflowX === 'scroll') { held = true; break; }
       el = el.parentElement;
@@ -130,19 +132,30 @@ class Browser:
              "--disable-extensions", "--remote-debugging-port=0",
              f"--user-data-dir={self.dir}", "about:blank"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        port_file = os.path.join(self.dir, "DevToolsActivePort")
-        for _ in range(200):
-            if os.path.exists(port_file) and open(port_file).read().strip():
-                break
-            time.sleep(0.05)
-        port = open(port_file).read().split()[0]
-        targets = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list"))
-        page = next(t for t in targets if t["type"] == "page")
-        self.ws = websocket.create_connection(page["webSocketDebuggerUrl"], timeout=30)
+        try:
+            self.ws = self.connect(websocket)
+        except Exception:
+            self.proc.kill()
+            shutil.rmtree(self.dir, ignore_errors=True)
+            raise
         self.next_id = 0
         self.events = []
         for domain in ("Page", "Runtime", "Log"):
             self.call(f"{domain}.enable")
+
+    def connect(self, websocket):
+        port_file = os.path.join(self.dir, "DevToolsActivePort")
+        direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        for _ in range(400):
+            if os.path.exists(port_file) and open(port_file).read().strip():
+                port = open(port_file).read().split()[0]
+                targets = json.load(direct.open(f"http://127.0.0.1:{port}/json/list"))
+                pages = [t for t in targets if t["type"] == "page"]
+                if pages:
+                    return websocket.create_connection(
+                        pages[0]["webSocketDebuggerUrl"], timeout=30, suppress_origin=True)
+            time.sleep(0.05)
+        raise RuntimeError("Chromium did not open its DevTools port within 20 s")
 
     def call(self, method, **params):
         self.next_id += 1
@@ -161,7 +174,9 @@ class Browser:
         while time.time() < end:
             for i, e in enumerate(self.events):
                 if e.get("method") == method:
-                    del self.events[: i + 1]
+                    # Only the awaited event: console errors before it
+                    # are still to be read.
+                    del self.events[i]
                     return True
             self.ws.settimeout(max(0.1, end - time.time()))
             try:

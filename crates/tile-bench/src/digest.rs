@@ -208,7 +208,10 @@ fn section(md: &mut String, run: &Run) {
             let Some(p) = phase_of(rows, case, e, &phase) else {
                 continue;
             };
-            if let Some([_, _, _, ratio]) = figures(rows, case, e, &p) {
+            // A shape without paired rounds has no ratio: left out of the
+            // range and the count alike.
+            if let Some([_, _, _, ratio]) = figures(rows, case, e, &p).filter(|f| f[3].is_finite())
+            {
                 let label = if p == phase {
                     format!("`{e}`'s time")
                 } else {
@@ -333,7 +336,16 @@ pub fn load(dirs: &[std::path::PathBuf], base: &std::path::Path) -> Result<Vec<R
         })?;
         let results: Value = serde_json::from_str(&text)
             .map_err(|e| format!("{}: not a results document: {e}", json.display()))?;
-        let path = d.strip_prefix(base).unwrap_or(d);
+        // Relative to the digest's folder however either was written
+        // (`./docs/..`, absolute), when both exist.
+        let canon = |p: &std::path::Path| std::fs::canonicalize(p).ok();
+        let path = match (canon(d), canon(base)) {
+            (Some(dd), Some(bb)) if !base.as_os_str().is_empty() => dd
+                .strip_prefix(&bb)
+                .map(|p| p.to_path_buf())
+                .unwrap_or_else(|_| d.clone()),
+            _ => d.clone(),
+        };
         runs.push(Run {
             path: path.to_string_lossy().replace('\\', "/"),
             audit: crate::audit::audit(&json),

@@ -180,7 +180,9 @@ pub fn check_ranges(plan: &Plan, sizes: &Sizes) -> Result<RangeProof, RangeError
             empty |= never;
             c.env.push(v.name.clone(), Some(iv));
         }
-        c.dead = u32::from(empty);
+        // A full reduction's domain is its reduction's range, but its
+        // store runs once even when that range is empty.
+        c.dead = u32::from(empty && k.mapping != crate::Mapping::FullReduction);
         c.stmts(&k.body)?;
         c.dead = 0;
         c.env.truncate(depth);
@@ -545,6 +547,16 @@ mod tests {
         let plan = crate::compile(&nest, &crate::Options::default()).unwrap();
         let s: Sizes = [("M".to_string(), 0), ("N".to_string(), 2)].into();
         assert!(!check_ranges(&plan, &s).unwrap().checks_may_fail);
+        // A whole-array reduction over an empty range still stores, and
+        // the store's other loads still run.
+        let full = tile_ir::parse_program(
+            "program f(x: in f32[N], b: in f32[M], y: out f32[1]) { y[0] = sum(i in 0..N: x[i]) + b[3] }",
+        )
+        .unwrap();
+        let plan = crate::compile(&full, &crate::Options::default()).unwrap();
+        assert_eq!(plan.kernels[0].mapping, crate::Mapping::FullReduction);
+        let s: Sizes = [("M".to_string(), 1), ("N".to_string(), 0)].into();
+        assert!(check_ranges(&plan, &s).unwrap().checks_may_fail);
     }
 
     #[test]
