@@ -1,5 +1,5 @@
 //! Parser for `.tile` text: recursive descent over the language of
-//! docs/guide.md ("Writing a program").
+//! docs/guide/language.md.
 //!
 //! The parser stops at the first problem and returns it as a [`Diagnostic`]
 //! naming what was expected and what was found. It never panics: deeply

@@ -1,7 +1,7 @@
 //! `find_hazards`: the legality checks behind every mapping.
 //!
 //! Each function returns the refusals it finds (empty when the group is
-//! proven safe), each under its rule name (docs/guide.md):
+//! proven safe), each under its rule name (docs/guide/plans.md):
 //! - [`find_element_hazards`]: can one work item per domain element run the
 //!   group's statements in any order of elements? (`waw`, `non_injective`,
 //!   `raw`, `war`, `unknown`)

@@ -54,7 +54,7 @@ impl Mapping {
     }
 }
 
-/// The legality rule behind a fallback (names as in docs/guide.md, "Seeing the plan").
+/// The legality rule behind a fallback (names as in docs/guide/plans.md, "Seeing the plan").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Rule {
     /// Nests over different domains are never merged.
@@ -207,7 +207,7 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// The plan as the JSON object documented in docs/guide.md (`tile plan --json`).
+    /// The plan as the JSON object documented in docs/guide/plans.md (`tile plan --json`).
     pub fn to_json(&self) -> Value {
         let kernels: Vec<Value> = self
             .kernels
