@@ -98,8 +98,28 @@ impl Auditor<'_> {
             })
             .collect();
 
-        // 2. Order: each round's orders are the rotations by the round index.
         let planned = doc["planned_order"].as_array().cloned().unwrap_or_default();
+        let expected_seq =
+            self.check_order(&planned, rounds, &cases, &frameworks, &variants, &group_of);
+        self.check_coverage(&rows, &expected_seq, &phases);
+        let hashes = self.check_rows(&rows, samples, window_s, &group_of);
+        self.check_sources(&hashes, &cases, &group_of);
+        self.check_report(&rows, &phases);
+    }
+
+    /// Order (check 2): each round's orders are the rotations by the round
+    /// index, the recorded sequences follow them, and frameworks and
+    /// variants are balanced across positions. Returns the expected
+    /// (round, case, entry) sequence.
+    fn check_order(
+        &mut self,
+        planned: &[Value],
+        rounds: usize,
+        cases: &[String],
+        frameworks: &[String],
+        variants: &[String],
+        group_of: &BTreeMap<String, String>,
+    ) -> Vec<(usize, String, String)> {
         if planned.len() != rounds {
             self.fail(format!(
                 "order: {} planned rounds, protocol says {rounds}",
@@ -108,7 +128,7 @@ impl Auditor<'_> {
         }
         let mut expected_seq: Vec<(usize, String, String)> = Vec::new();
         for (r, p) in planned.iter().enumerate() {
-            let (cs, fs, vs) = (rot(&cases, r), rot(&frameworks, r), rot(&variants, r));
+            let (cs, fs, vs) = (rot(cases, r), rot(frameworks, r), rot(variants, r));
             if strs(&p["cases"]) != cs || strs(&p["frameworks"]) != fs || strs(&p["variants"]) != vs
             {
                 self.fail(format!(
@@ -149,12 +169,12 @@ impl Auditor<'_> {
             }
             expected_seq.extend(seq.into_iter().map(|(c, e)| (r, c, e)));
         }
-        for list in [&frameworks, &variants] {
+        for list in [frameworks, variants] {
             if rounds >= list.len() {
                 for item in list.iter() {
                     let mut pos = vec![0usize; list.len()];
-                    for p in &planned {
-                        let key = if list == &frameworks {
+                    for p in planned {
+                        let key = if list == frameworks {
                             "frameworks"
                         } else {
                             "variants"
@@ -176,9 +196,20 @@ impl Auditor<'_> {
             }
         }
 
-        // 1. Coverage: every (round, case, entry, phase) once, in order.
+        expected_seq
+    }
+
+    /// Coverage (check 1): every (round, case, entry, phase) once, in the
+    /// recorded order.
+    fn check_coverage(
+        &mut self,
+        rows: &[Value],
+        expected_seq: &[(usize, String, String)],
+        phases: &[String],
+    ) {
+        let meta = &self.doc["meta"];
         let mut want: Vec<(usize, String, String, String)> = Vec::new();
-        for (r, c, e) in &expected_seq {
+        for (r, c, e) in expected_seq {
             let skip = strs(&meta["omitted_phases"][e.as_str()]);
             for ph in phases.iter().filter(|p| !skip.contains(p)) {
                 want.push((*r, c.clone(), e.clone(), ph.clone()));
@@ -209,7 +240,18 @@ impl Auditor<'_> {
         if got != want && self.problems.is_empty() {
             self.fail("coverage: rows are not in the recorded order".into());
         }
+    }
 
+    /// Validation (check 4), denominators and Tile's rows, row by row;
+    /// returns each (case, entry)'s source hashes across rounds.
+    fn check_rows(
+        &mut self,
+        rows: &[Value],
+        samples: usize,
+        window_s: f64,
+        group_of: &BTreeMap<String, String>,
+    ) -> BTreeMap<(String, String), BTreeSet<String>> {
+        let meta = &self.doc["meta"];
         let tol = meta["tolerances"].clone();
         let mut artifacts: Option<Value> = None;
         let mut hashes: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
@@ -321,7 +363,18 @@ impl Auditor<'_> {
             }
             self.check_tile_row(r, &what, case, entry, &mut hashes, &mut artifacts);
         }
-        for ((case, entry), set) in &hashes {
+        hashes
+    }
+
+    /// Sources (check 5): one source per case and entry across rounds, and
+    /// controls identical with fusion on and off.
+    fn check_sources(
+        &mut self,
+        hashes: &BTreeMap<(String, String), BTreeSet<String>>,
+        cases: &[String],
+        group_of: &BTreeMap<String, String>,
+    ) {
+        for ((case, entry), set) in hashes {
             if set.len() != 1 {
                 self.fail(format!(
                     "sources: {case} {entry} has {} different sources across rounds",
@@ -329,7 +382,7 @@ impl Auditor<'_> {
                 ));
             }
         }
-        for case in &cases {
+        for case in cases {
             if group_of.get(case).is_some_and(|g| g == "controls") {
                 let (f, s) = (
                     hashes.get(&(case.clone(), "fused".into())),
@@ -342,7 +395,6 @@ impl Auditor<'_> {
                 }
             }
         }
-        self.check_report(&rows, &phases);
     }
 
     /// Denominators (check 3): every sample valid, `n` consistent with its
