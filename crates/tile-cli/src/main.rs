@@ -94,62 +94,7 @@ enum Command {
     /// With a FILE, benchmarks that one program at each `--shape` (fused,
     /// fusion off, and a copy of the same bytes), validated against the FP64
     /// interpreter: `tile bench my.tile --shape 4096x4096`.
-    Bench {
-        /// A `.tile` file to benchmark instead of a suite.
-        file: Option<PathBuf>,
-        /// With FILE: the shapes, `MxN` (sizes M and N) or `N` (M = 1),
-        /// comma-separated.
-        #[arg(long, value_delimiter = ',')]
-        shape: Vec<String>,
-        /// With FILE: which program of the file, when it holds several.
-        #[arg(long)]
-        program: Option<String>,
-        /// With FILE: absolute tolerance of the validation (default 1e-5).
-        #[arg(long)]
-        atol: Option<f64>,
-        /// With FILE: relative tolerance of the validation (default 1e-4).
-        #[arg(long)]
-        rtol: Option<f64>,
-        /// Where Tile runs.
-        #[arg(long, value_enum, default_value = "cpu")]
-        target: EmitTarget,
-        /// Cases: groups (`seed`, `controls`, `reductions`, `all`), graphs or case names,
-        /// comma-separated (default: the seed suite).
-        #[arg(long, value_delimiter = ',')]
-        cases: Vec<String>,
-        /// Peer frameworks, comma-separated, or `none` (default: numpy_eager
-        /// and torch_eager on cpu; torch_eager, torch_compile, jax_jit and
-        /// cupy_elementwise on cuda). Missing ones are recorded as not
-        /// available.
-        #[arg(long, value_delimiter = ',')]
-        peers: Vec<String>,
-        /// Smoke run: 1 round, 3 samples, 2 ms batches, 5 ms warm-up (never
-        /// reported as performance).
-        #[arg(long)]
-        quick: bool,
-        /// Rounds (default 6).
-        #[arg(long)]
-        rounds: Option<usize>,
-        /// Samples per phase (default 9).
-        #[arg(long)]
-        samples: Option<usize>,
-        /// Batch window in milliseconds (default 30).
-        #[arg(long)]
-        window_ms: Option<f64>,
-        /// Warm-up in milliseconds (default 100).
-        #[arg(long)]
-        warmup_ms: Option<f64>,
-        /// Output directory (must be empty or absent; default
-        /// results/<target>-<time>).
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Python interpreter for the peers.
-        #[arg(long, default_value = "python3")]
-        python: String,
-        /// Another suite file (JSON, like bench/suite.json).
-        #[arg(long)]
-        suite: Option<PathBuf>,
-    },
+    Bench(BenchCmd),
     /// Recompute every figure of a results directory from its raw samples
     /// and check the protocol; `--self-test` proves the audit rejects
     /// tampered data.
@@ -211,6 +156,65 @@ enum Command {
     },
 }
 
+/// The arguments of `tile bench`.
+#[derive(clap::Args)]
+struct BenchCmd {
+    /// A `.tile` file to benchmark instead of a suite.
+    file: Option<PathBuf>,
+    /// With FILE: the shapes, `MxN` (sizes M and N) or `N` (M = 1),
+    /// comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    shape: Vec<String>,
+    /// With FILE: which program of the file, when it holds several.
+    #[arg(long)]
+    program: Option<String>,
+    /// With FILE: absolute tolerance of the validation (default 1e-5).
+    #[arg(long)]
+    atol: Option<f64>,
+    /// With FILE: relative tolerance of the validation (default 1e-4).
+    #[arg(long)]
+    rtol: Option<f64>,
+    /// Where Tile runs.
+    #[arg(long, value_enum, default_value = "cpu")]
+    target: EmitTarget,
+    /// Cases: groups (`seed`, `controls`, `reductions`, `all`), graphs or case names,
+    /// comma-separated (default: the seed suite).
+    #[arg(long, value_delimiter = ',')]
+    cases: Vec<String>,
+    /// Peer frameworks, comma-separated, or `none` (default: numpy_eager
+    /// and torch_eager on cpu; torch_eager, torch_compile, jax_jit and
+    /// cupy_elementwise on cuda). Missing ones are recorded as not
+    /// available.
+    #[arg(long, value_delimiter = ',')]
+    peers: Vec<String>,
+    /// Smoke run: 1 round, 3 samples, 2 ms batches, 5 ms warm-up (never
+    /// reported as performance).
+    #[arg(long)]
+    quick: bool,
+    /// Rounds (default 6).
+    #[arg(long)]
+    rounds: Option<usize>,
+    /// Samples per phase (default 9).
+    #[arg(long)]
+    samples: Option<usize>,
+    /// Batch window in milliseconds (default 30).
+    #[arg(long)]
+    window_ms: Option<f64>,
+    /// Warm-up in milliseconds (default 100).
+    #[arg(long)]
+    warmup_ms: Option<f64>,
+    /// Output directory (must be empty or absent; default
+    /// results/<target>-<time>).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Python interpreter for the peers.
+    #[arg(long, default_value = "python3")]
+    python: String,
+    /// Another suite file (JSON, like bench/suite.json).
+    #[arg(long)]
+    suite: Option<PathBuf>,
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match dispatch(cli.command) {
@@ -254,133 +258,9 @@ fn dispatch(cmd: Command) -> Result<(), String> {
             }
             Ok(())
         }
-        Command::Bench {
-            file,
-            shape,
-            program,
-            atol,
-            rtol,
-            target,
-            cases,
-            peers,
-            quick,
-            rounds,
-            samples,
-            window_ms,
-            warmup_ms,
-            out,
-            python,
-            suite,
-        } => {
-            let target = match target {
-                EmitTarget::Cpu => "cpu",
-                EmitTarget::Cuda => "cuda",
-            };
-            let mut protocol = if quick {
-                tile_bench::protocol::Protocol::quick()
-            } else {
-                tile_bench::protocol::Protocol::full()
-            };
-            protocol.rounds = rounds.unwrap_or(protocol.rounds).max(1);
-            protocol.samples = samples.unwrap_or(protocol.samples).max(1);
-            protocol.window_ms = window_ms.unwrap_or(protocol.window_ms);
-            protocol.warmup_ms = warmup_ms.unwrap_or(protocol.warmup_ms);
-            let chosen = match &file {
-                Some(path) => {
-                    if !cases.is_empty() || suite.is_some() {
-                        return Err(
-                            "give either a .tile FILE or --cases/--suite, not both".to_string()
-                        );
-                    }
-                    file_cases(path, program.as_deref(), &shape, atol, rtol)?
-                }
-                None => {
-                    if !shape.is_empty() || program.is_some() || atol.is_some() || rtol.is_some() {
-                        return Err("--shape, --program, --atol and --rtol go with a .tile FILE"
-                            .to_string());
-                    }
-                    tile_bench::suite::load(suite.as_deref(), &cases)?
-                }
-            };
-            let peers = match peers.as_slice() {
-                // A user's program has no peer implementation.
-                [] if file.is_some() => vec![],
-                [] => tile_bench::default_peers(target),
-                [n] if n == "none" => vec![],
-                p => p.to_vec(),
-            };
-            let stamp = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_secs())
-                .unwrap_or(0);
-            let out = out.unwrap_or_else(|| PathBuf::from(format!("results/{target}-{stamp}")));
-            let args = tile_bench::BenchArgs {
-                target: target.to_string(),
-                cases: chosen,
-                peers,
-                protocol,
-                out: out.clone(),
-                python,
-                command: std::env::args().collect::<Vec<_>>().join(" "),
-                progress: true,
-            };
-            tile_bench::bench(&args)?;
-            let results: serde_json::Value = serde_json::from_str(
-                &std::fs::read_to_string(out.join("results.json")).map_err(|e| e.to_string())?,
-            )
-            .map_err(|e| e.to_string())?;
-            print!("{}", tile_bench::report::summary(&results));
-            println!(
-                "\nresults: {}/results.md (audit: tile audit {}/results.json)",
-                out.display(),
-                out.display()
-            );
-            Ok(())
-        }
-        Command::Audit { results, self_test } => {
-            if self_test {
-                let (lines, all) = tile_bench::audit::self_test(&results)?;
-                for l in &lines {
-                    println!("{l}");
-                }
-                if !all {
-                    return Err("error: the audit accepted a mutated results directory".into());
-                }
-                println!(
-                    "audit self-test: {} of {} mutations rejected",
-                    lines.len(),
-                    lines.len()
-                );
-                Ok(())
-            } else {
-                match tile_bench::audit::audit(&results) {
-                    Ok(msg) => {
-                        println!("{msg}");
-                        Ok(())
-                    }
-                    Err(problems) => Err(format!(
-                        "audit failed ({} problem(s)):\n{}",
-                        problems.len(),
-                        problems.join("\n")
-                    )),
-                }
-            }
-        }
-        Command::Report { dirs, out } => {
-            let base = out
-                .as_ref()
-                .and_then(|o| o.parent())
-                .map(|p| p.to_path_buf())
-                .unwrap_or_default();
-            let runs = tile_bench::digest::load(&dirs, &base)?;
-            let text = tile_bench::digest::digest(&runs);
-            match out {
-                Some(path) => std::fs::write(&path, text)
-                    .map_err(|e| format!("cannot write {}: {e}", path.display()))?,
-                None => print!("{text}"),
-            }
-            Ok(())
-        }
+        Command::Bench(b) => bench(b),
+        Command::Audit { results, self_test } => audit(&results, self_test),
+        Command::Report { dirs, out } => report(&dirs, out.as_deref()),
         Command::Emit {
             source,
             target,
@@ -422,6 +302,139 @@ fn dispatch(cmd: Command) -> Result<(), String> {
             out_dir,
         }),
     }
+}
+
+/// `tile bench`: a suite's cases or one file's program, under the protocol.
+fn bench(b: BenchCmd) -> Result<(), String> {
+    let BenchCmd {
+        file,
+        shape,
+        program,
+        atol,
+        rtol,
+        target,
+        cases,
+        peers,
+        quick,
+        rounds,
+        samples,
+        window_ms,
+        warmup_ms,
+        out,
+        python,
+        suite,
+    } = b;
+    let target = match target {
+        EmitTarget::Cpu => "cpu",
+        EmitTarget::Cuda => "cuda",
+    };
+    let mut protocol = if quick {
+        tile_bench::protocol::Protocol::quick()
+    } else {
+        tile_bench::protocol::Protocol::full()
+    };
+    protocol.rounds = rounds.unwrap_or(protocol.rounds).max(1);
+    protocol.samples = samples.unwrap_or(protocol.samples).max(1);
+    protocol.window_ms = window_ms.unwrap_or(protocol.window_ms);
+    protocol.warmup_ms = warmup_ms.unwrap_or(protocol.warmup_ms);
+    let chosen = match &file {
+        Some(path) => {
+            if !cases.is_empty() || suite.is_some() {
+                return Err("give either a .tile FILE or --cases/--suite, not both".to_string());
+            }
+            file_cases(path, program.as_deref(), &shape, atol, rtol)?
+        }
+        None => {
+            if !shape.is_empty() || program.is_some() || atol.is_some() || rtol.is_some() {
+                return Err(
+                    "--shape, --program, --atol and --rtol go with a .tile FILE".to_string()
+                );
+            }
+            tile_bench::suite::load(suite.as_deref(), &cases)?
+        }
+    };
+    let peers = match peers.as_slice() {
+        // A user's program has no peer implementation.
+        [] if file.is_some() => vec![],
+        [] => tile_bench::default_peers(target),
+        [n] if n == "none" => vec![],
+        p => p.to_vec(),
+    };
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let out = out.unwrap_or_else(|| PathBuf::from(format!("results/{target}-{stamp}")));
+    let args = tile_bench::BenchArgs {
+        target: target.to_string(),
+        cases: chosen,
+        peers,
+        protocol,
+        out: out.clone(),
+        python,
+        command: std::env::args().collect::<Vec<_>>().join(" "),
+        progress: true,
+    };
+    tile_bench::bench(&args)?;
+    let results: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("results.json")).map_err(|e| e.to_string())?,
+    )
+    .map_err(|e| e.to_string())?;
+    print!("{}", tile_bench::report::summary(&results));
+    println!(
+        "\nresults: {}/results.md (audit: tile audit {}/results.json)",
+        out.display(),
+        out.display()
+    );
+    Ok(())
+}
+
+/// `tile audit`: one results directory, or the mutation self-test.
+fn audit(results: &std::path::Path, self_test: bool) -> Result<(), String> {
+    if self_test {
+        let (lines, all) = tile_bench::audit::self_test(results)?;
+        for l in &lines {
+            println!("{l}");
+        }
+        if !all {
+            return Err("error: the audit accepted a mutated results directory".into());
+        }
+        println!(
+            "audit self-test: {} of {} mutations rejected",
+            lines.len(),
+            lines.len()
+        );
+        Ok(())
+    } else {
+        match tile_bench::audit::audit(results) {
+            Ok(msg) => {
+                println!("{msg}");
+                Ok(())
+            }
+            Err(problems) => Err(format!(
+                "audit failed ({} problem(s)):\n{}",
+                problems.len(),
+                problems.join("\n")
+            )),
+        }
+    }
+}
+
+/// `tile report`: the digest of several runs.
+fn report(dirs: &[PathBuf], out: Option<&std::path::Path>) -> Result<(), String> {
+    let base = out
+        .as_ref()
+        .and_then(|o| o.parent())
+        .map(|p| p.to_path_buf())
+        .unwrap_or_default();
+    let runs = tile_bench::digest::load(dirs, &base)?;
+    let text = tile_bench::digest::digest(&runs);
+    match out {
+        Some(path) => std::fs::write(path, text)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?,
+        None => print!("{text}"),
+    }
+    Ok(())
 }
 
 /// The cases of `tile bench FILE`: the chosen program at each shape, every
