@@ -20,17 +20,19 @@ use std::time::{Duration, Instant};
 const WINDOW: Duration = Duration::from_millis(100);
 
 /// CPU time in clock ticks: the machine's busy and total time over every
-/// core, and this process's.
+/// core (of the `cores` `/proc/stat` lists), and this process's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Ticks {
     busy: u64,
     total: u64,
     ours: u64,
+    cores: usize,
 }
 
 /// The machine's `(busy, total)` ticks from `/proc/stat`'s first line
-/// (`cpu user nice system idle iowait irq softirq steal ...`).
-fn parse_machine(stat: &str) -> Option<(u64, u64)> {
+/// (`cpu user nice system idle iowait irq softirq steal ...`), and the
+/// cores it counts (its `cpuN` lines).
+fn parse_machine(stat: &str) -> Option<(u64, u64, usize)> {
     let line = stat.lines().next()?;
     let mut f = line.split_whitespace();
     if f.next()? != "cpu" {
@@ -46,7 +48,11 @@ fn parse_machine(stat: &str) -> Option<(u64, u64)> {
         .checked_add(irq)?
         .checked_add(softirq)?
         .checked_add(steal)?;
-    Some((busy, busy.checked_add(idle)?.checked_add(iowait)?))
+    let cores = stat
+        .lines()
+        .filter(|l| l.starts_with("cpu") && l.as_bytes().get(3).is_some_and(u8::is_ascii_digit))
+        .count();
+    Some((busy, busy.checked_add(idle)?.checked_add(iowait)?, cores))
 }
 
 /// This process's user and system ticks from `/proc/self/stat` (fields 14
@@ -63,18 +69,21 @@ fn parse_process(stat: &str) -> Option<u64> {
 fn read() -> Option<Ticks> {
     let machine = std::fs::read_to_string("/proc/stat").ok()?;
     let process = std::fs::read_to_string("/proc/self/stat").ok()?;
-    let (busy, total) = parse_machine(&machine)?;
+    let (busy, total, cores) = parse_machine(&machine)?;
     Some(Ticks {
         busy,
         total,
         ours: parse_process(&process)?,
+        cores,
     })
 }
 
 /// Threads a launch may use, out of `want`, when others kept `before ->
-/// after`'s busy time on a machine of `cores` cores: the cores they left
-/// free, rounded to the nearest, at least one (the caller's own thread).
-fn allowed(before: Ticks, after: Ticks, cores: usize, want: usize) -> usize {
+/// after`'s busy time: the cores they left free, rounded to the nearest,
+/// at least one (the caller's own thread). Every core of the machine
+/// counts, not only those this process may use: the ticks count them all.
+fn allowed(before: Ticks, after: Ticks, want: usize) -> usize {
+    let cores = after.cores;
     let total = after.total.saturating_sub(before.total);
     if total == 0 || cores == 0 {
         return want;
@@ -103,30 +112,13 @@ impl FreeCores {
         if due {
             if let Some(t) = read() {
                 if let Some((_, before)) = self.last {
-                    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-                    // Every core of the machine, not only those this
-                    // process may use: the ticks count them all.
-                    let cores = machine_cores().unwrap_or(cores);
-                    self.limit = Some(allowed(before, t, cores, usize::MAX));
+                    self.limit = Some(allowed(before, t, usize::MAX));
                 }
                 self.last = Some((now, t));
             }
         }
         self.limit.map_or(want, |l| want.min(l))
     }
-}
-
-/// Cores `/proc/stat` counts (its `cpuN` lines), read once.
-fn machine_cores() -> Option<usize> {
-    static CORES: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
-    *CORES.get_or_init(|| {
-        let s = std::fs::read_to_string("/proc/stat").ok()?;
-        let n = s
-            .lines()
-            .filter(|l| l.starts_with("cpu") && l.as_bytes().get(3).is_some_and(u8::is_ascii_digit))
-            .count();
-        (n > 0).then_some(n)
-    })
 }
 
 #[cfg(test)]
@@ -136,7 +128,7 @@ mod tests {
     #[test]
     fn reads_the_machine_and_the_process() {
         let m = "cpu  100 5 50 1000 20 3 2 1 0 0\ncpu0 50 2 25 500 10 1 1 0 0 0\n";
-        assert_eq!(parse_machine(m), Some((161, 1181)));
+        assert_eq!(parse_machine(m), Some((161, 1181, 1)));
         assert_eq!(parse_machine("intr 1 2 3"), None);
         assert_eq!(parse_machine("cpu 1 2"), None);
         let p = "4242 (tile (x) y) R 1 2 3 4 5 6 7 8 9 10 70 30 0 0 20 0";
@@ -146,20 +138,25 @@ mod tests {
 
     #[test]
     fn a_busy_core_elsewhere_leaves_one_of_two() {
-        let t = |busy, total, ours| Ticks { busy, total, ours };
+        let t = |busy, total, ours| Ticks {
+            busy,
+            total,
+            ours,
+            cores: 2,
+        };
         // 2 cores, 100 ticks each over the window (200 in all).
         // Another process spinning on one core, ours idle.
-        assert_eq!(allowed(t(0, 0, 0), t(100, 200, 0), 2, 2), 1);
+        assert_eq!(allowed(t(0, 0, 0), t(100, 200, 0), 2), 1);
         // Both cores busy with our own threads: all free to us.
-        assert_eq!(allowed(t(0, 0, 0), t(200, 200, 200), 2, 2), 2);
+        assert_eq!(allowed(t(0, 0, 0), t(200, 200, 200), 2), 2);
         // An idle machine.
-        assert_eq!(allowed(t(0, 0, 0), t(5, 200, 0), 2, 2), 2);
+        assert_eq!(allowed(t(0, 0, 0), t(5, 200, 0), 2), 2);
         // Everything busy elsewhere: still the caller's own thread.
-        assert_eq!(allowed(t(0, 0, 0), t(200, 200, 0), 2, 2), 1);
+        assert_eq!(allowed(t(0, 0, 0), t(200, 200, 0), 2), 1);
         // A quarter core busy elsewhere rounds to none.
-        assert_eq!(allowed(t(0, 0, 0), t(25, 200, 0), 2, 2), 2);
+        assert_eq!(allowed(t(0, 0, 0), t(25, 200, 0), 2), 2);
         // No time passed: nothing is known.
-        assert_eq!(allowed(t(5, 9, 1), t(5, 9, 1), 2, 2), 2);
+        assert_eq!(allowed(t(5, 9, 1), t(5, 9, 1), 2), 2);
     }
 
     #[test]

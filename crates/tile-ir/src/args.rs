@@ -372,29 +372,16 @@ impl RawBinding {
         args: &[RawArg],
         explicit: &Sizes,
     ) -> Result<Sizes, ArgError> {
-        {
-            if let Ok(last) = self.last.lock() {
-                if let Some((sig, given, sizes)) = last.as_ref() {
-                    let same = given == explicit
-                        && sig.len() == args.len()
-                        && sig
-                            .iter()
-                            .zip(args)
-                            .all(|((n, d, s), a)| *n == a.name && *d == a.dtype && *s == a.shape);
-                    if same {
-                        check_raw_memory(program, args)?;
-                        return Ok(sizes.clone());
-                    }
-                }
-            }
+        let sig = || {
+            args.iter()
+                .map(|a| (a.name.as_str(), a.dtype, a.shape.as_slice()))
+        };
+        if let Some(sizes) = self.recall(explicit, args.len(), sig()) {
+            check_raw_memory(program, args)?;
+            return Ok(sizes);
         }
         let sizes = bind_raw(program, args, explicit)?;
-        self.remember(
-            explicit,
-            args.iter()
-                .map(|a| (a.name.as_str(), a.dtype, a.shape.as_slice())),
-            &sizes,
-        );
+        self.remember(explicit, sig(), &sizes);
         Ok(sizes)
     }
 
@@ -407,29 +394,36 @@ impl RawBinding {
         arrays: &BTreeMap<String, Array>,
         explicit: &Sizes,
     ) -> Result<Sizes, ArgError> {
-        {
-            if let Ok(last) = self.last.lock() {
-                if let Some((sig, given, sizes)) = last.as_ref() {
-                    let same = given == explicit
-                        && sig.len() == arrays.len()
-                        && sig.iter().zip(arrays).all(|((n, d, s), (name, a))| {
-                            n == name && *d == a.dtype() && s.as_slice() == a.shape()
-                        });
-                    if same {
-                        return Ok(sizes.clone());
-                    }
-                }
-            }
-        }
-        let sizes = bind_arrays(program, arrays, explicit)?;
-        self.remember(
-            explicit,
+        let sig = || {
             arrays
                 .iter()
-                .map(|(n, a)| (n.as_str(), a.dtype(), a.shape())),
-            &sizes,
-        );
+                .map(|(n, a)| (n.as_str(), a.dtype(), a.shape()))
+        };
+        if let Some(sizes) = self.recall(explicit, arrays.len(), sig()) {
+            return Ok(sizes);
+        }
+        let sizes = bind_arrays(program, arrays, explicit)?;
+        self.remember(explicit, sig(), &sizes);
         Ok(sizes)
+    }
+
+    /// The remembered sizes, when `count` arguments with signatures `sig`
+    /// and the explicit sizes are the last successful call's.
+    fn recall<'a>(
+        &self,
+        explicit: &Sizes,
+        count: usize,
+        mut sig: impl Iterator<Item = (&'a str, DType, &'a [usize])>,
+    ) -> Option<Sizes> {
+        let last = self.last.lock().ok()?;
+        let (known, given, sizes) = last.as_ref()?;
+        let same = given == explicit
+            && known.len() == count
+            && known.iter().all(|(n, d, s)| {
+                sig.next()
+                    .is_some_and(|(n2, d2, s2)| n == n2 && *d == d2 && s.as_slice() == s2)
+            });
+        same.then(|| sizes.clone())
     }
 
     /// Keeps a successful binding.
