@@ -9,6 +9,9 @@
 #   bg-reductions[:C] the reductions group (or cases C) with torch_eager and
 #                  torch_compile in the background; wait-reductions[:S]
 #                  waits up to S seconds and collects it (reductions.tgz)
+#   bg-suites      the matrix, neural and algorithm groups with torch_eager
+#                  in the background; wait-suites[:S] waits up to S seconds
+#                  and collects them (suites.tgz, suites.txt)
 #   reduce         per-row and per-column reductions against a copy of
 #                  the bytes they move (cuda_reductions.log)
 #   pairs          seed pairs against a copy (cuda_pairs.log)
@@ -74,6 +77,28 @@ for step in "$@"; do
     rm -rf /tmp/reductions /tmp/red-log; mkdir -p /tmp/red-log
     setsid bash -c "/tmp/tile-red bench --target cuda --cases $cases --peers torch_eager,torch_compile --out /tmp/reductions > /tmp/red-log/out.txt 2> /tmp/red-log/err.txt; echo \$? > /tmp/red-log/rc" < /dev/null > /dev/null 2>&1 &
     echo "reductions run started ($cases)"
+    ;;
+  bg-suites)
+    # The matrix, neural and algorithm groups against torch_eager, in the
+    # background (its own session); wait-suites[:S] collects them.
+    cp "$carry/tile" /tmp/tile-suites
+    rm -rf /tmp/suites /tmp/suites-log; mkdir -p /tmp/suites-log
+    setsid bash -c "/tmp/tile-suites bench --target cuda --cases matrix,neural,algorithm --peers torch_eager --out /tmp/suites > /tmp/suites-log/out.txt 2> /tmp/suites-log/err.txt; echo \$? > /tmp/suites-log/rc" < /dev/null > /dev/null 2>&1 &
+    echo "suites run started"
+    ;;
+  wait-suites*)
+    limit=${step#wait-suites}; limit=${limit#:}; limit=${limit:-540}
+    for ((s = 0; s < limit; s += 5)); do [ -f /tmp/suites-log/rc ] && break; sleep 5; done
+    tr '\r' '\n' < /tmp/suites-log/err.txt 2>/dev/null | grep -v '^$' | tail -2
+    if [ -f /tmp/suites-log/rc ]; then
+      echo "suites run exit status $(cat /tmp/suites-log/rc)"
+      cp /tmp/suites-log/out.txt "$out/suites.txt"
+      tar -C /tmp -czf "$out/suites.tgz" suites
+      /tmp/tile-suites audit /tmp/suites/results.json 2>&1 | tail -3
+      tail -100 "$out/suites.txt"
+    else
+      echo "suites run still going"
+    fi
     ;;
   wait-reductions*)
     limit=${step#wait-reductions}; limit=${limit#:}; limit=${limit:-540}

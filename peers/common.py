@@ -79,15 +79,51 @@ GRAPHS = {
     "row_norm": ((("x", "MN"),), ("y",)),
     "col_sum": ((("x", "MN"),), ("y",)),
     "full_sum": ((("x", "MN"),), ("t",)),
+    # The matrix, neural and algorithm suites: input shapes as size
+    # expressions over M, N and the suite's fixed sizes (K, D, B), `:i32`
+    # for integer inputs.
+    "matmul": ((("a", "M,K"), ("b", "K,N")), ("c",)),
+    "row_dot": ((("a", "MN"), ("b", "MN")), ("d",)),
+    "transpose": ((("x", "MN"),), ("y",)),
+    "cross_entropy": ((("x", "MN"), ("label", "M:i32")), ("loss", "dx")),
+    "mse": ((("p", "MN"), ("t", "MN")), ("loss", "grad")),
+    "attention": ((("q", "M,D"), ("k", "N,D"), ("v", "N,D")), ("o",)),
+    "conv1d": ((("x", "M,N+K-1"), ("w", "K")), ("y",)),
+    "argmax": ((("x", "MN"),), ("idx", "best")),
+    "prefix_sum": ((("x", "MN"),), ("y",)),
+    "rank": ((("x", "MN"),), ("r",)),
+    "topk": ((("x", "MN"),), ("vals", "idx")),
+    "histogram": ((("x", "N"),), ("counts", "counts_by_bin")),
 }
 
-# Outputs that are not [M, N]: one value per row.
+# Outputs that are not [M, N] f32: shape specs as in `GRAPHS` (`1` is a
+# one-element vector, an empty spec a 0-d scalar).
 OUTPUT_SHAPES = {
     "row_lse": {"y": "M"},
     "row_norm": {"y": "M"},
     "col_sum": {"y": "N"},
     "full_sum": {"t": "1"},
+    "row_dot": {"d": "M"},
+    "transpose": {"y": "N,M"},
+    "cross_entropy": {"loss": "M"},
+    "mse": {"loss": ""},
+    "attention": {"o": "M,D"},
+    "argmax": {"idx": "M:i32", "best": "M"},
+    "rank": {"r": "M,N:i32"},
+    "topk": {"vals": "M,K", "idx": "M,K:i32"},
+    "histogram": {"counts": "B:i32", "counts_by_bin": "B:i32"},
 }
+
+
+def dims(spec, sizes):
+    """The shape and dtype of a shape spec: `MN` (M, N), or size
+    expressions such as `N` or `M,N+K-1`, with `:i32` for integers; an
+    empty spec is 0-d."""
+    spec, _, dtype = spec.partition(":")
+    if spec == "MN":
+        spec = "M,N"
+    shape = tuple(int(eval(d, {"__builtins__": {}}, dict(sizes))) for d in spec.split(",") if d)  # noqa: S307
+    return shape, dtype or "f32"
 
 
 # --------------------------------------------------------------------------
@@ -227,6 +263,13 @@ class Case:
         ):
             raise BadRequest(f"`shape` must be [M, N] with positive integers, got {shape!r}")
         self.m, self.n = shape
+        extra = req.get("sizes", {})
+        if not isinstance(extra, dict) or not all(
+            isinstance(k, str) and k.isidentifier() and isinstance(v, int) and not isinstance(v, bool) and v >= 0
+            for k, v in extra.items()
+        ):
+            raise BadRequest(f"`sizes` must map size names to counts, got {extra!r}")
+        self.sizes = {**extra, "M": self.m, "N": self.n}
         self.target = req.get("target", "cpu")
         if self.target not in TARGETS:
             raise BadRequest(f"`target` must be one of {list(TARGETS)}, got {self.target!r}")
@@ -264,10 +307,13 @@ class Case:
         return (self.m, self.n)
 
     def output_shape(self, name):
-        """The shape of output `name`: (M,) for per-row results, (N,) for
-        per-column ones, (1,) for a whole array's, else (M, N)."""
-        kind = OUTPUT_SHAPES.get(self.graph, {}).get(name, "MN")
-        return {"M": (self.m,), "N": (self.n,), "1": (1,)}.get(kind, (self.m, self.n))
+        """The shape of output `name`: (M, N) unless `OUTPUT_SHAPES` says
+        otherwise."""
+        return dims(OUTPUT_SHAPES.get(self.graph, {}).get(name, "MN"), self.sizes)[0]
+
+    def output_dtype(self, name):
+        """`f32`, or `i32` for index and count outputs."""
+        return dims(OUTPUT_SHAPES.get(self.graph, {}).get(name, "MN"), self.sizes)[1]
 
     def describe(self):
         return f"{self.graph} {self.m}x{self.n} on {self.target}"
@@ -308,12 +354,18 @@ def input_values(p, count):
 def make_inputs(case):
     """The inputs of a case as C-contiguous float32 numpy arrays, by name,
     in parameter order."""
+    import numpy as np  # noqa: PLC0415
+
     out = {}
     for p, (name, kind) in enumerate(GRAPHS[case.graph][0]):
-        if kind == "MN":
-            out[name] = input_values(p, case.m * case.n).reshape(case.m, case.n)
+        shape, dtype = dims(kind, case.sizes)
+        count = math.prod(shape)
+        if dtype == "i32":
+            # (7k + 3p) mod 13: crates/tile-bench/src/oracle.rs's int_input.
+            k = np.arange(count, dtype=np.int64)
+            out[name] = ((7 * (k % 13) + 3 * p) % 13).astype(np.int32).reshape(shape)
         else:
-            out[name] = input_values(p, case.n)
+            out[name] = input_values(p, count).reshape(shape)
     return out
 
 
@@ -323,9 +375,10 @@ def _gelu64(x):
     return 0.5 * x * (1.0 + np.tanh(GELU_C * (x + GELU_K * x * x * x)))
 
 
-def reference(graph, inputs):
-    """FP64 evaluation of the graph's formulas from the float32 inputs:
-    a dict output name -> float64 array."""
+def reference(graph, inputs, sizes=None):
+    """FP64 evaluation of the graph's formulas from the float32 inputs
+    (`sizes`: the case's size symbols): a dict output name -> float64
+    array."""
     import numpy as np  # noqa: PLC0415
 
     f = {k: np.asarray(v, dtype=np.float64) for k, v in inputs.items()}
@@ -367,6 +420,66 @@ def reference(graph, inputs):
         return {"y": f["x"].sum(axis=0)}
     if graph == "full_sum":
         return {"t": f["x"].sum(keepdims=True).reshape(1)}
+    return _suite_reference(graph, f, sizes or {}, np)
+
+
+def _descending(x, np):
+    """Per row, indices in descending order of value, ties by index."""
+    return np.argsort(-x, axis=-1, kind="stable")
+
+
+def _bins(x, b, np):
+    """The histogram programs' bin of each value: floor((x + 1) / 2 * B)
+    clamped to 0..B-1."""
+    return np.clip(np.floor((x + 1.0) * 0.5 * b), 0, b - 1).astype(np.int64)
+
+
+def _suite_reference(graph, f, sizes, np):  # noqa: C901, PLR0911
+    """FP64 references of the matrix, neural and algorithm suites."""
+    if graph == "matmul":
+        return {"c": f["a"] @ f["b"]}
+    if graph == "row_dot":
+        return {"d": (f["a"] * f["b"]).sum(axis=-1)}
+    if graph == "transpose":
+        return {"y": f["x"].T.copy()}
+    if graph == "cross_entropy":
+        x, label = f["x"], f["label"].astype(np.int64)
+        mx = x.max(axis=-1, keepdims=True)
+        e = np.exp(x - mx)
+        s = e.sum(axis=-1, keepdims=True)
+        rows = np.arange(x.shape[0])
+        onehot = np.zeros_like(x)
+        onehot[rows, label] = 1.0
+        return {"loss": (mx + np.log(s))[:, 0] - x[rows, label], "dx": e / s - onehot}
+    if graph == "mse":
+        d = f["p"] - f["t"]
+        return {"loss": np.asarray((d * d).mean()), "grad": 2.0 * d / d.size}
+    if graph == "attention":
+        q, k, v = f["q"], f["k"], f["v"]
+        s = q @ k.T / math.sqrt(q.shape[1])
+        e = np.exp(s - s.max(axis=-1, keepdims=True))
+        return {"o": (e / e.sum(axis=-1, keepdims=True)) @ v}
+    if graph == "conv1d":
+        x, w = f["x"], f["w"]
+        n = x.shape[1] - w.shape[0] + 1
+        return {"y": sum(x[:, t : t + n] * w[t] for t in range(w.shape[0]))}
+    if graph == "argmax":
+        x = f["x"]
+        return {"idx": x.argmax(axis=-1).astype(np.float64), "best": x.max(axis=-1)}
+    if graph == "prefix_sum":
+        return {"y": np.cumsum(f["x"], axis=-1)}
+    if graph == "rank":
+        x = f["x"]
+        r = np.empty(x.shape)
+        np.put_along_axis(r, _descending(x, np), np.broadcast_to(np.arange(x.shape[1], dtype=np.float64), x.shape), axis=-1)
+        return {"r": r}
+    if graph == "topk":
+        x = f["x"]
+        order = _descending(x, np)[:, : sizes["K"]]
+        return {"vals": np.take_along_axis(x, order, axis=-1), "idx": order.astype(np.float64)}
+    if graph == "histogram":
+        counts = np.bincount(_bins(f["x"], sizes["B"], np), minlength=sizes["B"]).astype(np.float64)
+        return {"counts": counts, "counts_by_bin": counts.copy()}
     raise NotAvailable(f"no FP64 reference for graph {graph!r}")
 
 
@@ -411,7 +524,7 @@ def check_output(name, got, ref, atol, rtol):
 def validate(case, inputs, outputs):
     """The validation record of a case from the framework's outputs
     (dict name -> host array)."""
-    ref = reference(case.graph, inputs)
+    ref = reference(case.graph, inputs, case.sizes)
     checks = [check_output(name, outputs.get(name), ref[name], case.atol, case.rtol) for name in case.output_names]
     return {
         "atol": case.atol,

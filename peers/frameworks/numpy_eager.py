@@ -36,7 +36,12 @@ class NumpyRunner(common.Runner):
 
         self.device = common.cpu_model()
         m, n = case.shape
-        self._outs = {name: np.empty(case.output_shape(name), dtype=np.float32) for name in case.output_names}
+        # Index and count outputs in NumPy's index type (what argmax and
+        # bincount write); validation compares values.
+        self._outs = {
+            name: np.empty(case.output_shape(name), dtype=np.intp if case.output_dtype(name) == "i32" else np.float32)
+            for name in case.output_names
+        }
         self._fn, self.kernels, note = builder(np, inputs, self._outs, m, n)
         self.notes.append(note)
 
@@ -236,6 +241,173 @@ def _full_sum(np, ins, outs, m, n):
     return fn, 1, "sum() (out=)"
 
 
+def _matmul(np, ins, outs, m, n):
+    a, b, c = ins["a"], ins["b"], outs["c"]
+
+    def fn():
+        np.matmul(a, b, out=c)
+
+    return fn, 1, f"np.matmul(a, b, out=c) (BLAS: {_blas(np)})"
+
+
+def _blas(np):
+    """The BLAS NumPy links, from its build configuration."""
+    try:
+        cfg = np.show_config(mode="dicts")
+        return cfg["Build Dependencies"]["blas"]["name"]
+    except Exception:  # noqa: BLE001
+        return "unknown"
+
+
+def _row_dot(np, ins, outs, m, n):
+    a, b, d = ins["a"], ins["b"], outs["d"]
+
+    def fn():
+        np.einsum("ij,ij->i", a, b, out=d)
+
+    return fn, 1, "einsum('ij,ij->i', a, b, out=d)"
+
+
+def _transpose(np, ins, outs, m, n):
+    x, y = ins["x"], outs["y"]
+
+    def fn():
+        np.copyto(y, x.T)
+
+    return fn, 1, "np.copyto(y, x.T) (a strided copy)"
+
+
+def _cross_entropy(np, ins, outs, m, n):
+    x, label, loss, dx = ins["x"], ins["label"], outs["loss"], outs["dx"]
+    mx = np.empty((m, 1), dtype=np.float32)
+    s = np.empty((m, 1), dtype=np.float32)
+    rows = np.arange(m)
+
+    def fn():
+        np.max(x, axis=-1, keepdims=True, out=mx)
+        np.subtract(x, mx, out=dx)
+        np.exp(dx, out=dx)
+        np.sum(dx, axis=-1, keepdims=True, out=s)
+        np.divide(dx, s, out=dx)  # softmax
+        np.log(s, out=s)
+        np.add(s, mx, out=s)  # log-sum-exp
+        np.subtract(s[:, 0], x[rows, label], out=loss)
+        dx[rows, label] -= 1.0
+
+    return fn, 9, "max, subtract, exp, sum, divide (softmax); log, add (lse); gather-subtract (loss); scatter-subtract (dx)"
+
+
+def _mse(np, ins, outs, m, n):
+    p, t, loss, grad = ins["p"], ins["t"], outs["loss"], outs["grad"]
+    d = np.empty_like(p)
+    sq = np.empty_like(p)
+    scale = np.float32(2.0 / (m * n))
+
+    def fn():
+        np.subtract(p, t, out=d)
+        np.multiply(d, d, out=sq)
+        np.sum(sq, out=loss)  # pairwise summation (np.vdot's float32 BLAS sum misses the tolerance)
+        np.divide(loss, m * n, out=loss)
+        np.multiply(d, scale, out=grad)
+
+    return fn, 5, "subtract, multiply, sum (pairwise), divide (loss); multiply (grad)"
+
+
+def _attention(np, ins, outs, m, n):
+    q, k, v, o = ins["q"], ins["k"], ins["v"], outs["o"]
+    s = np.empty((m, n), dtype=np.float32)
+    mx = np.empty((m, 1), dtype=np.float32)
+    z = np.empty((m, 1), dtype=np.float32)
+    scale = np.float32(1.0 / np.sqrt(q.shape[1]))
+
+    def fn():
+        np.matmul(q, k.T, out=s)
+        np.multiply(s, scale, out=s)
+        np.max(s, axis=-1, keepdims=True, out=mx)
+        np.subtract(s, mx, out=s)
+        np.exp(s, out=s)
+        np.sum(s, axis=-1, keepdims=True, out=z)
+        np.divide(s, z, out=s)
+        np.matmul(s, v, out=o)
+
+    return fn, 8, "matmul, scale, max, subtract, exp, sum, divide, matmul (out=)"
+
+
+def _conv1d(np, ins, outs, m, n):
+    x, w, y = ins["x"], ins["w"], outs["y"]
+    t = np.empty_like(y)
+
+    def fn():
+        np.multiply(x[:, 0:n], w[0], out=y)
+        for k in range(1, w.shape[0]):
+            np.multiply(x[:, k : k + n], w[k], out=t)
+            np.add(y, t, out=y)
+
+    return fn, 2 * w.shape[0] - 1, "per tap: multiply a shifted view, add (out=)"
+
+
+def _argmax(np, ins, outs, m, n):
+    x, idx, best = ins["x"], outs["idx"], outs["best"]
+
+    def fn():
+        np.argmax(x, axis=-1, out=idx)
+        np.max(x, axis=-1, out=best)
+
+    return fn, 2, "argmax(axis=-1), max(axis=-1) (out=)"
+
+
+def _prefix_sum(np, ins, outs, m, n):
+    x, y = ins["x"], outs["y"]
+
+    def fn():
+        np.cumsum(x, axis=-1, out=y)
+
+    return fn, 1, "cumsum(axis=-1, out=y)"
+
+
+def _rank(np, ins, outs, m, n):
+    x, r = ins["x"], outs["r"]
+    neg = np.empty_like(x)
+    ranks = np.broadcast_to(np.arange(n), (m, n))
+
+    def fn():
+        np.negative(x, out=neg)
+        order = np.argsort(neg, axis=-1, kind="stable")
+        np.put_along_axis(r, order, ranks, axis=-1)
+
+    return fn, 3, "negative, argsort(stable), put_along_axis"
+
+
+def _topk(np, ins, outs, m, n):
+    x, vals, idx = ins["x"], outs["vals"], outs["idx"]
+    k = vals.shape[1]
+    neg = np.empty_like(x)
+
+    def fn():
+        np.negative(x, out=neg)
+        order = np.argsort(neg, axis=-1, kind="stable")[:, :k]
+        idx[...] = order
+        vals[...] = np.take_along_axis(x, order, axis=-1)
+
+    return fn, 4, "negative, argsort(stable), slice, take_along_axis (a full sort: NumPy's argpartition does not keep ties in index order)"
+
+
+def _histogram(np, ins, outs, m, n):
+    x, counts, by_bin = ins["x"], outs["counts"], outs["counts_by_bin"]
+    b = counts.shape[0]
+    t = np.empty_like(x)
+
+    def fn():
+        np.add(x, np.float32(1.0), out=t)
+        np.multiply(t, np.float32(0.5 * b), out=t)
+        np.floor(t, out=t)
+        np.clip(t, 0, b - 1, out=t)
+        counts[...] = np.bincount(t.astype(np.intp), minlength=b)
+        by_bin[...] = counts
+
+    return fn, 6, "add, multiply, floor, clip, astype, bincount"
+
+
 _BUILDERS = {
     "sigmoid_pair": _sigmoid_pair,
     "gelu_pair": _gelu_pair,
@@ -248,4 +420,16 @@ _BUILDERS = {
     "row_norm": _row_norm,
     "col_sum": _col_sum,
     "full_sum": _full_sum,
+    "matmul": _matmul,
+    "row_dot": _row_dot,
+    "transpose": _transpose,
+    "cross_entropy": _cross_entropy,
+    "mse": _mse,
+    "attention": _attention,
+    "conv1d": _conv1d,
+    "argmax": _argmax,
+    "prefix_sum": _prefix_sum,
+    "rank": _rank,
+    "topk": _topk,
+    "histogram": _histogram,
 }

@@ -8,7 +8,10 @@ CUDA device (target cuda), with preallocated outputs and `out=` calls.
   grad_input=g)` with a preallocated unit gradient `ones` (two kernels);
 - controls: `torch.add(out=)`; add + gelu (out=); `aten._softmax.out`;
   `F.rms_norm`; `F.layer_norm` (the last two have no out= variant);
-- reductions: `torch.logsumexp(out=)`, `torch.linalg.vector_norm(out=)`.
+- reductions: `torch.logsumexp(out=)`, `torch.linalg.vector_norm(out=)`;
+- the matrix, neural and algorithm suites: `torch.matmul(out=)` (cuBLAS or
+  the CPU BLAS), `F.cross_entropy` pieces, `torch.sort(stable=True)`,
+  `torch.cumsum(out=)`, `torch.bincount`.
 
 Everything runs under `torch.inference_mode()` (no autograd bookkeeping).
 `kernels` is the number of out-calls per invocation where each is known to
@@ -90,7 +93,16 @@ class TorchRunner(common.Runner):
                 self.notes.append(f"torch cpu threads: {torch.get_num_threads()}")
             ins = {k: torch.from_numpy(v).to(dev).contiguous() for k, v in inputs.items()}
             m, n = case.shape
-            self._outs = {name: torch.empty(case.output_shape(name), dtype=torch.float32, device=dev) for name in case.output_names}
+            # Index and count outputs in torch's index type (int64, what
+            # argmax and sort write); validation compares values.
+            self._outs = {
+                name: torch.empty(
+                    case.output_shape(name),
+                    dtype=torch.int64 if case.output_dtype(name) == "i32" else torch.float32,
+                    device=dev,
+                )
+                for name in case.output_names
+            }
             self._fn, self.kernels, note = builder(torch, ins, self._outs, m, n, self.notes)
             self.notes.append(note)
             self.sync()
@@ -304,6 +316,135 @@ def _full_sum(torch, ins, outs, m, n, notes):
     return fn, None, "torch.sum(x, (0, 1), out=t[0]) (kernel count not known)"
 
 
+def _matmul(torch, ins, outs, m, n, notes):
+    a, b, c = ins["a"], ins["b"], outs["c"]
+
+    def fn():
+        torch.matmul(a, b, out=c)
+
+    return fn, None, "torch.matmul(a, b, out=c) (cuBLAS on cuda; kernel count not known)"
+
+
+def _row_dot(torch, ins, outs, m, n, notes):
+    a, b, d = ins["a"], ins["b"], outs["d"]
+    t = torch.empty_like(a)
+
+    def fn():
+        torch.mul(a, b, out=t)
+        torch.sum(t, -1, out=d)
+
+    return fn, 2, "torch.mul(out=), torch.sum(-1, out=)"
+
+
+def _transpose(torch, ins, outs, m, n, notes):
+    x, y = ins["x"], outs["y"]
+
+    def fn():
+        y.copy_(x.t())
+
+    return fn, 1, "y.copy_(x.t()) (a strided copy)"
+
+
+def _cross_entropy(torch, ins, outs, m, n, notes):
+    x, label, loss, dx = ins["x"], ins["label"].long(), outs["loss"], outs["dx"]
+    rows = torch.arange(m, device=x.device)
+
+    sm = torch.ops.aten._softmax.out
+
+    def fn():
+        torch.logsumexp(x, -1, out=loss)
+        sm(x, -1, False, out=dx)
+        loss.sub_(x[rows, label])
+        dx[rows, label] -= 1.0
+
+    return fn, None, "logsumexp(out=) - gathered logit (loss); aten._softmax.out then scatter-subtract (dx); kernel count not known"
+
+
+def _mse(torch, ins, outs, m, n, notes):
+    p, t, loss, grad = ins["p"], ins["t"], outs["loss"], outs["grad"]
+    scale = 2.0 / (m * n)
+
+    def fn():
+        torch.sub(p, t, out=grad)
+        torch.mean(grad * grad, out=loss)
+        grad.mul_(scale)
+
+    return fn, None, "sub(out=grad), mean(grad*grad, out=loss), grad *= 2/(MN) (kernel count not known)"
+
+
+def _attention(torch, ins, outs, m, n, notes):
+    q, k, v, o = ins["q"], ins["k"], ins["v"], outs["o"]
+    F = torch.nn.functional
+
+    def fn():
+        o.copy_(F.scaled_dot_product_attention(q[None], k[None], v[None])[0])
+
+    return fn, None, "F.scaled_dot_product_attention (the backend torch picks; kernel count not known)"
+
+
+def _conv1d(torch, ins, outs, m, n, notes):
+    x, w, y = ins["x"], ins["w"], outs["y"]
+    F = torch.nn.functional
+
+    def fn():
+        y.copy_(F.conv1d(x[:, None, :], w[None, None, :])[:, 0, :])
+
+    return fn, None, "F.conv1d over rows as a batch of one channel (kernel count not known)"
+
+
+def _argmax(torch, ins, outs, m, n, notes):
+    x, idx, best = ins["x"], outs["idx"], outs["best"]
+
+    def fn():
+        torch.max(x, -1, out=(best, idx))
+
+    return fn, 1, "torch.max(x, -1, out=(values, indices))"
+
+
+def _prefix_sum(torch, ins, outs, m, n, notes):
+    x, y = ins["x"], outs["y"]
+
+    def fn():
+        torch.cumsum(x, -1, out=y)
+
+    return fn, None, "torch.cumsum(x, -1, out=y) (kernel count not known)"
+
+
+def _rank(torch, ins, outs, m, n, notes):
+    x, r = ins["x"], outs["r"]
+    ranks = torch.arange(n, device=x.device).expand(m, n)
+
+    def fn():
+        order = torch.sort(x, dim=-1, descending=True, stable=True).indices
+        r.scatter_(-1, order, ranks)
+
+    return fn, None, "torch.sort(descending, stable), scatter_ of positions (kernel count not known)"
+
+
+def _topk(torch, ins, outs, m, n, notes):
+    x, vals, idx = ins["x"], outs["vals"], outs["idx"]
+    k = vals.shape[1]
+
+    def fn():
+        s = torch.sort(x, dim=-1, descending=True, stable=True)
+        vals.copy_(s.values[:, :k])
+        idx.copy_(s.indices[:, :k])
+
+    return fn, None, "torch.sort(descending, stable) then the first K (torch.topk does not order ties by index); kernel count not known"
+
+
+def _histogram(torch, ins, outs, m, n, notes):
+    x, counts, by_bin = ins["x"], outs["counts"], outs["counts_by_bin"]
+    b = counts.shape[0]
+
+    def fn():
+        t = torch.floor((x + 1.0) * (0.5 * b)).clamp_(0, b - 1).long()
+        counts.copy_(torch.bincount(t, minlength=b))
+        by_bin.copy_(counts)
+
+    return fn, None, "floor, clamp, bincount (kernel count not known)"
+
+
 _BUILDERS = {
     "sigmoid_pair": _sigmoid_pair,
     "gelu_pair": _gelu_pair,
@@ -316,4 +457,16 @@ _BUILDERS = {
     "row_norm": _row_norm,
     "col_sum": _col_sum,
     "full_sum": _full_sum,
+    "matmul": _matmul,
+    "row_dot": _row_dot,
+    "transpose": _transpose,
+    "cross_entropy": _cross_entropy,
+    "mse": _mse,
+    "attention": _attention,
+    "conv1d": _conv1d,
+    "argmax": _argmax,
+    "prefix_sum": _prefix_sum,
+    "rank": _rank,
+    "topk": _topk,
+    "histogram": _histogram,
 }

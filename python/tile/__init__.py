@@ -18,6 +18,7 @@ writes nothing.
 """
 
 import json
+import numbers
 
 from . import _capture
 from ._capture import Tensor, where
@@ -203,6 +204,7 @@ class Kernel:
                 f"argument `{unknown[0]}` does not name a parameter of `{self.name}` "
                 f"(parameters: {', '.join(names)})"
             )
+        arrays = self._scalars(arrays)
         missing = [p for p in self._params if p[0] not in arrays]
         if missing:
             required = [p[0] for p in missing if p[1] != "out"]
@@ -218,6 +220,52 @@ class Kernel:
         self._k.run(tuple(arrays[n] for n in names), stream)
         out = tuple(arrays[n] for n in self._written)
         return out[0] if len(out) == 1 else out
+
+
+    def _scalars(self, arrays):
+        """Python and NumPy numbers given for scalar (0-d) `in` parameters,
+        as 0-d arrays of the parameter's dtype, made like the first array
+        given (so on its device)."""
+        like = next((a for a in arrays.values() if not isinstance(a, numbers.Number)), None)
+        out = dict(arrays)
+        for name, role, dtype, rank in self._params:
+            v = arrays.get(name)
+            if not isinstance(v, numbers.Number):
+                continue
+            if rank != 0 or role != "in":
+                raise TileError(
+                    f"`{name}` of `{self.name}` is a {role} parameter of rank {rank}: "
+                    "a number is accepted only for a scalar input"
+                )
+            if dtype == "i32" and not (float(v).is_integer() and -(2**31) <= v < 2**31):
+                raise TileError(f"`{name}` is i32: {v!r} is not an integer in the i32 range")
+            if dtype == "bool" and not isinstance(v, (bool, _numpy_bool())):
+                raise TileError(f"`{name}` is bool: pass True or False, not {v!r}")
+            a = _alloc(like if like is not None else _numpy_like(), (), dtype, zeros=True)
+            if hasattr(a, "fill_"):
+                a.fill_(v)
+            elif hasattr(a, "fill"):
+                a.fill(v)
+            else:
+                a[()] = v
+            out[name] = a
+        return out
+
+
+def _numpy_bool():
+    """NumPy's bool scalar type, or `bool` without NumPy."""
+    try:
+        import numpy
+
+        return numpy.bool_
+    except ImportError:
+        return bool
+
+
+def _numpy_like():
+    import numpy
+
+    return numpy.empty(0)
 
 
 def _shape(a):

@@ -83,6 +83,7 @@ impl Peer {
         &mut self,
         graph: &str,
         shape: [usize; 2],
+        sizes: &std::collections::BTreeMap<String, usize>,
         target: &str,
         phases: &[&str],
         proto: &crate::protocol::Protocol,
@@ -90,7 +91,7 @@ impl Peer {
         rtol: f64,
     ) -> Result<Value, String> {
         let req = json!({
-            "op": "run", "graph": graph, "shape": shape, "target": target, "phases": phases,
+            "op": "run", "graph": graph, "shape": shape, "sizes": sizes, "target": target, "phases": phases,
             "samples": proto.samples, "window_ms": proto.window_ms, "warmup_ms": proto.warmup_ms,
             "atol": atol, "rtol": rtol,
         });

@@ -4,12 +4,13 @@
 //! directory; `--suite FILE` reads another list.
 
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::path::Path;
 
 const SUITE: &str = include_str!("../../../bench/suite.json");
 
 /// Programs named by the built-in suite, by path.
-const PROGRAMS: [(&str, &str); 11] = [
+const PROGRAMS: [(&str, &str); 23] = [
     (
         "examples/sigmoid_pair.tile",
         include_str!("../../../examples/sigmoid_pair.tile"),
@@ -54,6 +55,54 @@ const PROGRAMS: [(&str, &str); 11] = [
         "tests/programs/reductions/full_sum.tile",
         include_str!("../../../tests/programs/reductions/full_sum.tile"),
     ),
+    (
+        "tests/programs/matrix/matmul.tile",
+        include_str!("../../../tests/programs/matrix/matmul.tile"),
+    ),
+    (
+        "tests/programs/matrix/row_dot.tile",
+        include_str!("../../../tests/programs/matrix/row_dot.tile"),
+    ),
+    (
+        "tests/programs/matrix/transpose.tile",
+        include_str!("../../../tests/programs/matrix/transpose.tile"),
+    ),
+    (
+        "tests/programs/neural/cross_entropy.tile",
+        include_str!("../../../tests/programs/neural/cross_entropy.tile"),
+    ),
+    (
+        "tests/programs/neural/mse.tile",
+        include_str!("../../../tests/programs/neural/mse.tile"),
+    ),
+    (
+        "tests/programs/neural/attention.tile",
+        include_str!("../../../tests/programs/neural/attention.tile"),
+    ),
+    (
+        "tests/programs/neural/conv1d.tile",
+        include_str!("../../../tests/programs/neural/conv1d.tile"),
+    ),
+    (
+        "tests/programs/algorithm/argmax.tile",
+        include_str!("../../../tests/programs/algorithm/argmax.tile"),
+    ),
+    (
+        "tests/programs/algorithm/prefix_sum.tile",
+        include_str!("../../../tests/programs/algorithm/prefix_sum.tile"),
+    ),
+    (
+        "tests/programs/algorithm/rank.tile",
+        include_str!("../../../tests/programs/algorithm/rank.tile"),
+    ),
+    (
+        "tests/programs/algorithm/topk.tile",
+        include_str!("../../../tests/programs/algorithm/topk.tile"),
+    ),
+    (
+        "tests/programs/algorithm/histogram.tile",
+        include_str!("../../../tests/programs/algorithm/histogram.tile"),
+    ),
 ];
 
 #[derive(Deserialize)]
@@ -70,6 +119,10 @@ struct GraphEntry {
     atol: f64,
     rtol: f64,
     shapes: Vec<[usize; 2]>,
+    /// Size symbols other than `M` and `N`, fixed for every shape (a
+    /// matrix product's `K`, a head's `D`).
+    #[serde(default)]
+    sizes: BTreeMap<String, usize>,
 }
 
 /// One benchmark case: a graph at one shape.
@@ -83,8 +136,10 @@ pub struct Case {
     pub group: String,
     /// The program's `.tile` text.
     pub program: String,
-    /// Rows and columns.
+    /// Rows and columns (the sizes `M` and `N`).
     pub shape: [usize; 2],
+    /// The program's other size symbols, fixed by the suite.
+    pub sizes: BTreeMap<String, usize>,
     /// Output parameters validated.
     pub outputs: Vec<String>,
     /// Absolute tolerance.
@@ -122,6 +177,7 @@ pub fn load(path: Option<&Path>, select: &[String]) -> Result<Vec<Case>, String>
                 group: g.group.clone(),
                 program: program.clone(),
                 shape: *s,
+                sizes: g.sizes.clone(),
                 outputs: g.outputs.clone(),
                 atol: g.atol,
                 rtol: g.rtol,
@@ -141,7 +197,7 @@ pub fn load(path: Option<&Path>, select: &[String]) -> Result<Vec<Case>, String>
     if picked.is_empty() {
         let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
         return Err(format!(
-            "no case matches {select:?}; groups: seed, controls, reductions, all; cases: {}",
+            "no case matches {select:?}; groups: seed, controls, reductions, matrix, neural, algorithm, all; cases: {}",
             names.join(", ")
         ));
     }

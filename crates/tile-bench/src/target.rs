@@ -78,7 +78,8 @@ impl Prepared {
     }
 }
 
-/// The `f32` data of the named arrays (an error for another dtype).
+/// The data of the named arrays as `f32` (`i32` arrays converted, exact
+/// below 2^24; an error for another dtype).
 pub fn f32_arrays(
     arrays: &BTreeMap<String, Array>,
     names: &[String],
@@ -87,6 +88,7 @@ pub fn f32_arrays(
         .iter()
         .map(|n| match arrays.get(n).map(|a| a.data()) {
             Some(ArrayData::F32(v)) => Ok((n.clone(), v.clone())),
+            Some(ArrayData::I32(v)) => Ok((n.clone(), v.iter().map(|&x| x as f32).collect())),
             _ => Err(format!("`{n}` is not an f32 array")),
         })
         .collect()
@@ -118,7 +120,8 @@ pub fn plan_variant(case: &Case, variant: Variant) -> Result<Plan, String> {
 }
 
 /// Arguments for a case: inputs from the benchmark formula (parameter `p`
-/// uses seed `p`), outputs poisoned with NaN.
+/// uses seed `p`; `i32` inputs [`crate::oracle::int_input`]), outputs
+/// poisoned (NaN, or `i32::MIN`).
 pub fn arguments(plan: &Plan, case: &Case) -> Result<(BTreeMap<String, Array>, Sizes), String> {
     let program = &plan.program;
     let (sizes, shapes) = case_shapes(program, case)?;
@@ -126,12 +129,24 @@ pub fn arguments(plan: &Plan, case: &Case) -> Result<(BTreeMap<String, Array>, S
     for (k, p) in program.params.iter().enumerate() {
         let shape = &shapes[&p.name];
         let n: usize = shape.iter().product();
-        let data: Vec<f32> = if p.role.is_written() {
-            vec![f32::NAN; n]
-        } else {
-            (0..n).map(|i| crate::oracle::input(i, k)).collect()
+        let written = p.role.is_written();
+        let data = match p.dtype {
+            tile_ir::DType::F32 if written => ArrayData::F32(vec![f32::NAN; n]),
+            tile_ir::DType::F32 => {
+                ArrayData::F32((0..n).map(|i| crate::oracle::input(i, k)).collect())
+            }
+            tile_ir::DType::I32 if written => ArrayData::I32(vec![i32::MIN; n]),
+            tile_ir::DType::I32 => {
+                ArrayData::I32((0..n).map(|i| crate::oracle::int_input(i, k)).collect())
+            }
+            other => {
+                return Err(format!(
+                    "{}: `{}` is {other}; benchmarks take f32 and i32 parameters",
+                    case.graph, p.name
+                ))
+            }
         };
-        let array = Array::new(shape.clone(), ArrayData::F32(data)).map_err(|e| e.to_string())?;
+        let array = Array::new(shape.clone(), data).map_err(|e| e.to_string())?;
         arrays.insert(p.name.clone(), array);
     }
     Ok((arrays, sizes))
@@ -145,7 +160,10 @@ pub fn case_shapes(
 ) -> Result<(Sizes, BTreeMap<String, Vec<usize>>), String> {
     let symbols = program.size_symbols();
     let mut sizes = Sizes::new();
-    for (name, n) in [("M", case.shape[0]), ("N", case.shape[1])] {
+    let given = [("M", case.shape[0]), ("N", case.shape[1])]
+        .into_iter()
+        .chain(case.sizes.iter().map(|(k, v)| (k.as_str(), *v)));
+    for (name, n) in given {
         if symbols.iter().any(|s| s == name) {
             let n = i64::try_from(n).map_err(|_| format!("size {name}={n} is too large"))?;
             sizes.insert(name.to_string(), n);
@@ -153,7 +171,7 @@ pub fn case_shapes(
     }
     if let Some(other) = symbols.iter().find(|s| !sizes.contains_key(*s)) {
         return Err(format!(
-            "{}: size `{other}` is not M or N, which a case's shape gives",
+            "{}: size `{other}` is not given: a case's shape gives M and N, the suite's `sizes` (or --bind) the others",
             case.graph
         ));
     }
@@ -219,6 +237,7 @@ pub fn copy_case(case: &Case) -> Result<Case, String> {
         group: case.group.clone(),
         program: COPY_PROGRAM.into(),
         shape: [1, usize::try_from(n).map_err(|_| "the copy is too large")?],
+        sizes: BTreeMap::new(),
         outputs: vec!["y".into()],
         atol: 0.0,
         rtol: 0.0,

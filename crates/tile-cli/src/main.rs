@@ -129,6 +129,11 @@ enum Command {
         /// An input parameter's data: NAME=FILE.npy (repeat per input).
         #[arg(long = "input", value_name = "NAME=FILE")]
         inputs: Vec<String>,
+        /// A scalar input parameter's value: NAME=VALUE, e.g. `alpha=0.1`,
+        /// `k=3`, `flag=true` (repeat per scalar; `--input` with a 0-d
+        /// `.npy` works too).
+        #[arg(long = "scalar", value_name = "NAME=VALUE")]
+        scalars: Vec<String>,
         /// Initial content of an out/inout parameter: NAME=FILE.npy. An
         /// `inout` parameter needs it (or --zeros); an `out` parameter
         /// starts as zeros without it.
@@ -168,6 +173,10 @@ struct BenchCmd {
     /// With FILE: which program of the file, when it holds several.
     #[arg(long)]
     program: Option<String>,
+    /// With FILE: a size symbol other than M and N, fixed for every shape:
+    /// NAME=VALUE (repeat per symbol), e.g. `--bind K=256`.
+    #[arg(long = "bind", value_name = "NAME=VALUE")]
+    binds: Vec<String>,
     /// With FILE: absolute tolerance of the validation (default 1e-5).
     #[arg(long)]
     atol: Option<f64>,
@@ -177,7 +186,7 @@ struct BenchCmd {
     /// Where Tile runs.
     #[arg(long, value_enum, default_value = "cpu")]
     target: EmitTarget,
-    /// Cases: groups (`seed`, `controls`, `reductions`, `all`), graphs or case names,
+    /// Cases: groups (`seed`, `controls`, `reductions`, `matrix`, `neural`, `algorithm`, `all`), graphs or case names,
     /// comma-separated (default: the seed suite).
     #[arg(long, value_delimiter = ',')]
     cases: Vec<String>,
@@ -283,6 +292,7 @@ fn dispatch(cmd: Command) -> Result<(), String> {
             source,
             target,
             inputs,
+            scalars,
             inits,
             zeros,
             max_memory,
@@ -294,6 +304,7 @@ fn dispatch(cmd: Command) -> Result<(), String> {
             program: source.program,
             target,
             inputs,
+            scalars,
             inits,
             zeros,
             max_memory,
@@ -310,6 +321,7 @@ fn bench(b: BenchCmd) -> Result<(), String> {
         file,
         shape,
         program,
+        binds,
         atol,
         rtol,
         target,
@@ -342,12 +354,18 @@ fn bench(b: BenchCmd) -> Result<(), String> {
             if !cases.is_empty() || suite.is_some() {
                 return Err("give either a .tile FILE or --cases/--suite, not both".to_string());
             }
-            file_cases(path, program.as_deref(), &shape, atol, rtol)?
+            file_cases(path, program.as_deref(), &shape, &binds, atol, rtol)?
         }
         None => {
-            if !shape.is_empty() || program.is_some() || atol.is_some() || rtol.is_some() {
+            if !shape.is_empty()
+                || program.is_some()
+                || !binds.is_empty()
+                || atol.is_some()
+                || rtol.is_some()
+            {
                 return Err(
-                    "--shape, --program, --atol and --rtol go with a .tile FILE".to_string()
+                    "--shape, --program, --bind, --atol and --rtol go with a .tile FILE"
+                        .to_string(),
                 );
             }
             tile_bench::suite::load(suite.as_deref(), &cases)?
@@ -443,10 +461,25 @@ fn file_cases(
     path: &std::path::Path,
     name: Option<&str>,
     shapes: &[String],
+    binds: &[String],
     atol: Option<f64>,
     rtol: Option<f64>,
 ) -> Result<Vec<tile_bench::suite::Case>, String> {
     let (file, program) = load::program(path, name)?;
+    let mut sizes = std::collections::BTreeMap::new();
+    for b in binds {
+        let bad = || {
+            format!("--bind {b:?}: write NAME=VALUE with a size symbol of the program other than M and N, and a count")
+        };
+        let (k, v) = b.split_once('=').ok_or_else(bad)?;
+        let v: usize = v.trim().parse().map_err(|_| bad())?;
+        if k == "M" || k == "N" || !program.size_symbols().iter().any(|s| s == k) {
+            return Err(bad());
+        }
+        if sizes.insert(k.to_string(), v).is_some() {
+            return Err(format!("--bind {k} is given twice"));
+        }
+    }
     if shapes.is_empty() {
         return Err(format!(
             "{file}: give the sizes to benchmark at, e.g. --shape 4096x4096 (M x N) or --shape 1000000 (N)"
@@ -465,10 +498,10 @@ fn file_cases(
     if let Some(p) = program
         .params
         .iter()
-        .find(|p| p.dtype != tile_ir::DType::F32)
+        .find(|p| !matches!(p.dtype, tile_ir::DType::F32 | tile_ir::DType::I32))
     {
         return Err(format!(
-            "{file}: `{}` is {}; tile bench measures programs whose parameters are all f32",
+            "{file}: `{}` is {}; tile bench measures programs whose parameters are f32 or i32",
             p.name, p.dtype
         ));
     }
@@ -490,6 +523,7 @@ fn file_cases(
             group: "program".to_string(),
             program: program.to_string(),
             shape,
+            sizes: sizes.clone(),
             outputs: outputs.clone(),
             atol,
             rtol,

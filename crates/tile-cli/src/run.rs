@@ -18,6 +18,7 @@ pub struct RunArgs {
     pub program: Option<String>,
     pub target: Target,
     pub inputs: Vec<String>,
+    pub scalars: Vec<String>,
     pub inits: Vec<String>,
     pub zeros: Vec<String>,
     pub max_memory: Option<String>,
@@ -221,11 +222,24 @@ fn load_arguments(
             }
         }
     }
+    for item in &a.scalars {
+        let (name, value) = pair(item, "scalar")?;
+        let array = scalar(program, name, value)?;
+        if arrays.insert(name.to_string(), array).is_some() {
+            return Err(format!("error: `{name}` is given twice"));
+        }
+    }
     for p in &program.params {
         if arrays.contains_key(&p.name) {
             continue;
         }
         match p.role {
+            Role::In if p.dims.is_empty() => {
+                return Err(format!(
+                    "error: missing scalar `{0}`: pass --scalar {0}=VALUE",
+                    p.name
+                ))
+            }
             Role::In => {
                 return Err(format!(
                     "error: missing input `{0}`: pass --input {0}=FILE.npy",
@@ -242,6 +256,37 @@ fn load_arguments(
         }
     }
     Ok(arrays)
+}
+
+/// The 0-d array of `--scalar NAME=VALUE`, checked against the parameter:
+/// an `in` scalar, and a value its dtype holds exactly (`i32` in range,
+/// `bool` as `true`/`false`).
+fn scalar(program: &tile_ir::Program, name: &str, value: &str) -> Result<Array, String> {
+    let p = program
+        .param(name)
+        .ok_or_else(|| format!("error: --scalar {name}: the program has no parameter `{name}`"))?;
+    if p.role != Role::In || !p.dims.is_empty() {
+        return Err(format!(
+            "error: --scalar {name}: `{name}` is not a scalar input (it is `{p}`); pass arrays with --input or --init"
+        ));
+    }
+    let bad = |what: &str| format!("error: --scalar {name}={value}: {what}");
+    let v = match p.dtype {
+        tile_ir::DType::F32 | tile_ir::DType::F64 => value
+            .parse::<f64>()
+            .map_err(|_| bad(&format!("`{name}` is {}, expected a number", p.dtype)))?,
+        tile_ir::DType::I32 => value.parse::<i32>().map(f64::from).map_err(|_| {
+            bad(&format!(
+                "`{name}` is i32, expected an integer in the i32 range"
+            ))
+        })?,
+        tile_ir::DType::Bool => match value {
+            "true" => 1.0,
+            "false" => 0.0,
+            _ => return Err(bad("expected `true` or `false`")),
+        },
+    };
+    Ok(Array::from_f64(p.dtype, &[], &[v]))
 }
 
 /// Solves the size symbols from the arrays given (outputs without initial

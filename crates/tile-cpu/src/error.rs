@@ -49,7 +49,7 @@ pub enum CpuError {
     },
     /// Integer division by zero or overflow while running.
     #[error(
-        "line {line}: integer division by zero; the run stopped there, so written arrays may hold partial results"
+        "line {line}: integer division by zero or overflow (`/` or `%`); the run stopped there, so written arrays may hold partial results"
     )]
     IntArith {
         /// The statement's line.

@@ -334,6 +334,30 @@ static inline tile_vi64 tile_idiv_vi64(tile_vi64 a, tile_vi64 b, int32_t *err, i
 }"#,
     ));
     v.push(helper(
+        "tile_irem_i64",
+        &[],
+        r#"
+/* Remainder of the truncating division (the dividend's sign); a zero
+   divisor or overflow reports its site. */
+static inline int64_t tile_irem_i64(int64_t a, int64_t b, int32_t *err, int32_t id) {
+  if (b == 0 || (b == -1 && a == INT64_MIN)) {
+    __atomic_store_n(err, id, __ATOMIC_RELAXED);
+    return 0;
+  }
+  return a % b;
+}"#,
+    ));
+    v.push(helper(
+        "tile_irem_vi64",
+        &["tile_irem_i64"],
+        r#"
+static inline tile_vi64 tile_irem_vi64(tile_vi64 a, tile_vi64 b, int32_t *err, int32_t id) {
+  tile_vi64 r;
+  for (int l = 0; l < TILE_L; l++) r[l] = tile_irem_i64(a[l], b[l], err, id);
+  return r;
+}"#,
+    ));
+    v.push(helper(
         "tile_abs_i64",
         &[],
         "static inline int64_t tile_abs_i64(int64_t x) { return x < 0 ? -x : x; }",

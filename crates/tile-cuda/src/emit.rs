@@ -489,6 +489,9 @@ fn flat_offset(p: &Printer, program: &Program, buf: &str, idx: &[Expr]) -> Strin
     let Some(param) = program.param(buf) else {
         return "0".into();
     };
+    if idx.is_empty() {
+        return "0".into();
+    }
     let mut off = String::new();
     for (d, e) in idx.iter().enumerate() {
         let lo = p.box_lo(buf, d);

@@ -460,7 +460,9 @@ impl CudaModule {
         stream: u64,
     ) -> Result<(), CudaError> {
         let program = &self.plan.program;
-        let sizes = self.bound.bind(program, args, explicit)?;
+        // Each argument's memory first: an argument that claims more than
+        // its allocation is refused as such, before the checks between
+        // arguments (an overlap computed from a false extent says less).
         self.gpu.bind()?;
         let mut addrs = vec![0u64; program.params.len()];
         for (k, a) in args.iter().enumerate() {
@@ -501,6 +503,7 @@ impl CudaModule {
             }
             addrs[i] = a.addr;
         }
+        let sizes = self.bound.bind(program, args, explicit)?;
         let (may_fail, launches) = self.prove(&sizes)?;
         let stream = stream as usize as crate::driver::Handle;
         if !may_fail && self.partials.is_none() {

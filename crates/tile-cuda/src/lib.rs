@@ -32,6 +32,7 @@ mod stage_rows;
 
 pub use launch::{compile, Bound, CudaModule, CudaOptions, RowStaging, STAGE_ROWS_LONGER_THAN};
 pub use prelude::PRELUDE;
+pub use print_rows::SERIAL_ROW;
 pub use runtime::{gpu, DeviceBuffer, Gpu};
 
 /// Everything that can go wrong on the CUDA path.
@@ -84,7 +85,7 @@ pub enum CudaError {
         line: u32,
     },
     /// An integer division by zero on the device.
-    #[error("line {line}: integer division by zero (kernel {kernel})")]
+    #[error("line {line}: integer division by zero or overflow (`/` or `%`) (kernel {kernel})")]
     IntArith {
         /// The kernel.
         kernel: String,

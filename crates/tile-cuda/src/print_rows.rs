@@ -49,10 +49,13 @@ impl RowCtx<'_> {
     }
 
     /// A fresh accumulator name and the slot set of its block reduction.
-    fn next_reduction(&mut self) -> (String, usize) {
+    /// The next block reduction's accumulator (named by the printer's
+    /// counter, which nested reductions printed inside its body share, so
+    /// no name shadows another) and its shared slot set (alternating).
+    fn next_reduction(&mut self, p: &mut Printer) -> (String, usize) {
         let n = self.red;
         self.red += 1;
-        (format!("red{n}"), 32 * (n % 2))
+        (p.tmp("red"), 32 * (n % 2))
     }
 }
 
@@ -127,14 +130,15 @@ pub(crate) fn row_reduction(
 
 /// The comment marking a row run on one thread of its block.
 pub const SERIAL_ROW: &str =
-    "/* row on one thread: nested reductions or `if` (see print_rows.rs) */";
+    "/* row on one thread: an `if`, or an inner loop the block cannot share (see print_rows.rs) */";
 
-/// Whether a row's statements can be shared by the block: bindings with
-/// reductions that do not nest, single-variable inner loops whose
-/// iterations are independent, and plain stores.
+/// Whether a row's statements can be shared by the block: bindings (their
+/// reductions split over the block; a reduction nested in another's body
+/// or bounds runs whole in each thread's share), single-variable inner
+/// loops whose iterations are independent, and plain stores.
 pub(crate) fn block_shareable(body: &[Stmt]) -> bool {
     body.iter().all(|s| match s {
-        Stmt::Let { value, .. } => !nests_reductions(value),
+        Stmt::Let { .. } => true,
         Stmt::For { vars, body, .. } => {
             vars.len() == 1
                 && tile_emit::can_vectorize(&vars[0].name, body)
@@ -146,22 +150,9 @@ pub(crate) fn block_shareable(body: &[Stmt]) -> bool {
         }
         // A per-row result (`y[i] = log(sum(j in 0..N: ...))`): its
         // reductions run over the block, the store on one thread.
-        Stmt::Store { idx, value, .. } => {
-            idx.iter().all(|e| !e.has_reduction()) && !nests_reductions(value)
-        }
+        Stmt::Store { idx, .. } => idx.iter().all(|e| !e.has_reduction()),
         Stmt::If { .. } => false,
     })
-}
-
-/// Whether a reduction in `e` holds another one (in its body or bounds).
-fn nests_reductions(e: &Expr) -> bool {
-    let mut nested = false;
-    e.walk(&mut |e| {
-        if let Expr::Reduce { body, lo, hi, .. } = e {
-            nested |= body.has_reduction() || lo.has_reduction() || hi.has_reduction();
-        }
-    });
-    nested
 }
 
 pub(crate) fn identity(op: ReduceOp, t: VTy) -> &'static str {
@@ -314,7 +305,7 @@ fn lower_reductions(p: &mut Printer, e: &mut Expr, ctx: &mut RowCtx) {
     }
     let t = p.value_type(body);
     p.truncate_scope(depth);
-    let (acc, set) = ctx.next_reduction();
+    let (acc, set) = ctx.next_reduction(p);
     p.line(format!("{} {acc} = {};", scalar(t), start(op, t)));
     p.begin_checked_level(&var, &bl, &bh, &[], &[body]);
     let rl = ctx.row_loop(&var, &bl, &bh, &lo, &hi);
@@ -477,7 +468,7 @@ fn fill_and_reduce(p: &mut Printer, fill: &Stmt, bind: &Stmt, op: ReduceOp, ctx:
         row_stmt(p, bind, ctx);
         return;
     }
-    let (acc, set) = ctx.next_reduction();
+    let (acc, set) = ctx.next_reduction(p);
     p.line(format!("float {acc} = {};", start(op, VTy::F32)));
     let mut keep = Keep::default();
     let each = Each::Stmts {

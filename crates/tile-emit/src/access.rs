@@ -69,6 +69,9 @@ impl Printer<'_> {
 
     /// Flat offset of a scalar index into `buf` (row-major over its box).
     pub(crate) fn offset(&self, buf: &str, dims: &[String]) -> String {
+        if dims.is_empty() {
+            return "0".to_string();
+        }
         let mut off = String::new();
         for (d, q) in dims.iter().enumerate() {
             let lo = self.box_lo(buf, d);
@@ -98,6 +101,10 @@ impl Printer<'_> {
     }
 
     fn in_box(&self, buf: &str, dims: &[String]) -> String {
+        if dims.is_empty() {
+            // A scalar's one element is always in its box.
+            return "1".to_string();
+        }
         let parts: Vec<String> = dims
             .iter()
             .enumerate()
@@ -393,7 +400,7 @@ impl Printer<'_> {
             let Some(p) = self.program.param(&buf) else {
                 continue;
             };
-            if p.dims.len() != idx.len() {
+            if p.dims.len() != idx.len() || idx.is_empty() {
                 continue;
             }
             let Some(parts) = idx

@@ -291,8 +291,8 @@ impl Printer<'_> {
         let t = self.resolve(unify(self.ty(a), self.ty(b)), want);
         let x = self.expr(a, Some(t));
         let y = self.expr(b, Some(t));
-        if t == VTy::Int && op == BinOp::Div {
-            return self.int_div(node, x, y);
+        if t == VTy::Int && matches!(op, BinOp::Div | BinOp::Rem) {
+            return self.int_div(node, x, y, op);
         }
         let lit = x.lit && y.lit;
         let (x, y, vary) = self.pair(x, y, true);
@@ -330,10 +330,13 @@ impl Printer<'_> {
         Val::vec(code, VTy::Bool, mw)
     }
 
-    fn int_div(&mut self, node: &Expr, x: Val, y: Val) -> Val {
+    /// Checked integer `/` or `%` (a zero divisor or overflow reports the
+    /// site instead of trapping).
+    fn int_div(&mut self, node: &Expr, x: Val, y: Val, op: BinOp) -> Val {
         let id = self.site(node as *const Expr as usize, "", "div");
+        let name = if op == BinOp::Rem { "irem" } else { "idiv" };
         if !x.vary && !y.vary {
-            let f = self.helper("tile_idiv_i64".to_string());
+            let f = self.helper(format!("tile_{name}_i64"));
             return Val::uni(format!("{f}({}, {}, err, {id})", x.code, y.code), VTy::Int);
         }
         let x = self.splat_if_uniform(x);
@@ -349,7 +352,7 @@ impl Printer<'_> {
                 0,
             );
         }
-        let f = self.helper("tile_idiv_vi64".to_string());
+        let f = self.helper(format!("tile_{name}_vi64"));
         Val::vec(
             format!("{f}({}, {}, err, {id})", x.code, y.code),
             VTy::Int,

@@ -78,6 +78,7 @@ fn index(r: &mut Rng, vars: &[&str], depth: usize) -> String {
         5 => format!("{v} + {}", constant(r)),
         6 => format!("{} * {v} + {}", coefficient(r), constant(r)),
         7 => format!("{v} * {w}"),
+        8 if r.one_in(2) => format!("{v} % ({w} + {})", *r.pick(&[1i64, 1, 2, 0, -1])),
         8 => format!("{v} / ({w} + {})", *r.pick(&[1i64, 1, 2, 0, -1])),
         9 => {
             let h = r.pick(&HUGE).to_string();

@@ -25,6 +25,9 @@ pub enum BinOp {
     Mul,
     /// `/` (integer division truncates toward zero).
     Div,
+    /// `%`: integer remainder of the truncating division (the sign of
+    /// the dividend, as in C); integers only.
+    Rem,
     /// `<`
     Lt,
     /// `<=`
@@ -51,6 +54,7 @@ impl BinOp {
             BinOp::Sub => "-",
             BinOp::Mul => "*",
             BinOp::Div => "/",
+            BinOp::Rem => "%",
             BinOp::Lt => "<",
             BinOp::Le => "<=",
             BinOp::Gt => ">",
@@ -69,7 +73,7 @@ impl BinOp {
             BinOp::And => 2,
             BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne => 3,
             BinOp::Add | BinOp::Sub => 4,
-            BinOp::Mul | BinOp::Div => 5,
+            BinOp::Mul | BinOp::Div | BinOp::Rem => 5,
         }
     }
 

@@ -22,8 +22,12 @@ pub fn sentinel_value(k: usize) -> f64 {
 }
 
 /// One array per parameter, shaped by its box under `sizes`: inputs from
-/// [`input_value`], outputs (and inout) from [`sentinel_value`] for outputs
-/// and [`input_value`] for inout. `None` when a box has a negative extent.
+/// [`input_value`], outputs from [`sentinel_value`], and inout parameters
+/// (state updated in place: moments, accumulators) from the magnitude of
+/// [`input_value`], so state that must be non-negative is. Scalar (0-d) inputs stand for rates,
+/// factors and counts, so they get values such parameters take: floats in
+/// [0.05, 0.95], integers in 1..=7 (see [`scalar_value`]). `None` when a box
+/// has a negative extent.
 pub fn arguments(program: &Program, sizes: &Sizes) -> Option<BTreeMap<String, Array>> {
     let bx = boxes(program, sizes).ok()?;
     let mut out = BTreeMap::new();
@@ -36,6 +40,8 @@ pub fn arguments(program: &Program, sizes: &Sizes) -> Option<BTreeMap<String, Ar
         let values: Vec<f64> = (0..n)
             .map(|k| match (p.role, p.dtype) {
                 (Role::Out, _) => sentinel_value(k),
+                (Role::In, dt) if shape.is_empty() => scalar_value(dt, seed),
+                (Role::InOut, DType::F32 | DType::F64) => input_value(k, seed).abs(),
                 (_, DType::I32) => ((k * 7 + seed) % 13) as f64 - 6.0,
                 (_, DType::Bool) => ((k * 3 + seed) % 2) as f64,
                 _ => input_value(k, seed),
@@ -44,6 +50,17 @@ pub fn arguments(program: &Program, sizes: &Sizes) -> Option<BTreeMap<String, Ar
         out.insert(p.name.clone(), Array::from_f64(p.dtype, &shape, &values));
     }
     Some(out)
+}
+
+/// The value of a scalar (0-d) input parameter, by its position `seed`:
+/// floats `0.5 + 0.45 * input_value(0, seed)` (in [0.05, 0.95]), integers
+/// `1 + seed % 7`, booleans alternating.
+pub fn scalar_value(dtype: DType, seed: usize) -> f64 {
+    match dtype {
+        DType::I32 => (1 + seed % 7) as f64,
+        DType::Bool => (seed % 2) as f64,
+        _ => 0.5 + 0.45 * input_value(0, seed),
+    }
 }
 
 /// The size bindings of every `# run: M=3 N=5` line in a fixture's text.

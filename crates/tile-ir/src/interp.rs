@@ -66,7 +66,7 @@ pub enum RunError {
         span: Span,
     },
     /// Integer division by zero or overflow.
-    #[error("{span}: integer division by zero or overflow")]
+    #[error("{span}: integer division by zero or overflow (`/` or `%`)")]
     IntArith {
         /// The statement.
         span: Span,
@@ -378,6 +378,7 @@ fn binary(op: BinOp, x: Value, y: Value) -> Option<Value> {
             BinOp::Sub => Value::I(a.checked_sub(b)?),
             BinOp::Mul => Value::I(a.checked_mul(b)?),
             BinOp::Div => Value::I(a.checked_div(b)?),
+            BinOp::Rem => Value::I(a.checked_rem(b)?),
             BinOp::Lt => Value::B(a < b),
             BinOp::Le => Value::B(a <= b),
             BinOp::Gt => Value::B(a > b),
@@ -394,6 +395,8 @@ fn binary(op: BinOp, x: Value, y: Value) -> Option<Value> {
         BinOp::Sub => Value::F(a - b),
         BinOp::Mul => Value::F(a * b),
         BinOp::Div => Value::F(a / b),
+        // The verifier admits `%` on integers only.
+        BinOp::Rem => return None,
         BinOp::Lt => Value::B(a < b),
         BinOp::Le => Value::B(a <= b),
         BinOp::Gt => Value::B(a > b),

@@ -53,6 +53,8 @@ pub(crate) enum Tok {
     Star,
     /// `/`
     Slash,
+    /// `%`
+    Percent,
     /// `<`
     Lt,
     /// `<=`
@@ -224,6 +226,7 @@ impl<'a> Lexer<'a> {
                 '-' => Tok::Minus,
                 '*' => Tok::Star,
                 '/' => Tok::Slash,
+                '%' => Tok::Percent,
                 '.' if self.peek() == Some('.') => {
                     self.bump();
                     Tok::DotDot

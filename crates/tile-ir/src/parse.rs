@@ -53,6 +53,9 @@ struct Parser<'a> {
     pos: usize,
     /// Current nesting of expressions and blocks.
     depth: usize,
+    /// The current program's scalar (0-d) parameters: a bare `alpha` loads
+    /// one, `loss = e` stores one.
+    scalars: Vec<String>,
 }
 
 type PResult<T> = Result<T, Diagnostic>;
@@ -63,6 +66,7 @@ impl<'a> Parser<'a> {
             toks: lex(text),
             pos: 0,
             depth: 0,
+            scalars: Vec::new(),
         }
     }
 
@@ -194,6 +198,11 @@ impl<'a> Parser<'a> {
             }
         }
         self.expect(&Tok::RParen, ")")?;
+        self.scalars = params
+            .iter()
+            .filter(|p| p.dims.is_empty())
+            .map(|p| p.name.clone())
+            .collect();
         let body = self.block()?;
         Ok(Program {
             name,
@@ -203,7 +212,8 @@ impl<'a> Parser<'a> {
         })
     }
 
-    /// `NAME ':' role dtype '[' dim (',' dim)* ']'`.
+    /// `NAME ':' role dtype ('[' dim (',' dim)* ']')?`: without brackets (or
+    /// with `[]`) the parameter is a scalar, a 0-d array.
     fn param(&mut self) -> PResult<Param> {
         let (name, span) = self.name("a parameter name")?;
         self.expect(&Tok::Colon, ":")?;
@@ -219,17 +229,20 @@ impl<'a> Parser<'a> {
             .and_then(DType::from_name)
             .ok_or_else(|| self.expected("a dtype (f32, f64, i32, bool)"))?;
         self.bump();
-        self.expect(&Tok::LBracket, "[")?;
         let mut dims = Vec::new();
-        if !self.at(&Tok::RBracket) {
-            loop {
-                dims.push(self.dim()?);
-                if !self.eat(&Tok::Comma) {
-                    break;
+        if self.eat(&Tok::LBracket) {
+            if !self.at(&Tok::RBracket) {
+                loop {
+                    dims.push(self.dim()?);
+                    if !self.eat(&Tok::Comma) {
+                        break;
+                    }
                 }
             }
+            self.expect(&Tok::RBracket, "]")?;
+        } else if !matches!(self.peek().kind, Tok::Comma | Tok::RParen) {
+            return Err(self.expected("`[`, `,` or `)`"));
         }
-        self.expect(&Tok::RBracket, "]")?;
         Ok(Param {
             name,
             role,
@@ -292,6 +305,16 @@ impl<'a> Parser<'a> {
         }
         let (name, span) = self.name("a statement")?;
         match self.peek().kind {
+            Tok::Assign if self.scalars.contains(&name) => {
+                self.bump();
+                let value = self.expr()?;
+                Ok(Stmt::Store {
+                    buf: name,
+                    idx: Vec::new(),
+                    value,
+                    span,
+                })
+            }
             Tok::Assign => {
                 self.bump();
                 let value = self.expr()?;
@@ -396,6 +419,7 @@ impl<'a> Parser<'a> {
             Tok::Minus => BinOp::Sub,
             Tok::Star => BinOp::Mul,
             Tok::Slash => BinOp::Div,
+            Tok::Percent => BinOp::Rem,
             _ => return None,
         })
     }
@@ -511,6 +535,10 @@ impl<'a> Parser<'a> {
                         Ok(Expr::Load { buf: name, idx })
                     }
                     Tok::LParen => self.call(&t),
+                    _ if self.scalars.contains(&name) => Ok(Expr::Load {
+                        buf: name,
+                        idx: Vec::new(),
+                    }),
                     _ => Ok(Expr::Var(name)),
                 }
             }

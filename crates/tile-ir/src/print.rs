@@ -34,7 +34,12 @@ impl fmt::Display for Program {
 
 impl fmt::Display for Param {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {} {}[", self.name, self.role, self.dtype)?;
+        write!(f, "{}: {} {}", self.name, self.role, self.dtype)?;
+        // A scalar (0-d) parameter is written without brackets.
+        if self.dims.is_empty() {
+            return Ok(());
+        }
+        f.write_str("[")?;
         write_list(f, &self.dims)?;
         f.write_str("]")
     }
@@ -71,6 +76,8 @@ impl fmt::Display for Expr {
             Expr::Int(v) => write!(f, "{v}"),
             Expr::Bool(b) => write!(f, "{b}"),
             Expr::Var(name) => f.write_str(name),
+            // A scalar parameter reads as its bare name.
+            Expr::Load { buf, idx } if idx.is_empty() => f.write_str(buf),
             Expr::Load { buf, idx } => {
                 write!(f, "{buf}[")?;
                 write_list(f, idx)?;
@@ -179,6 +186,9 @@ fn write_stmt(f: &mut fmt::Formatter<'_>, s: &Stmt, level: usize) -> fmt::Result
         Stmt::Store {
             buf, idx, value, ..
         } => {
+            if idx.is_empty() {
+                return write!(f, "{buf} = {value}");
+            }
             write!(f, "{buf}[")?;
             write_list(f, idx)?;
             write!(f, "] = {value}")

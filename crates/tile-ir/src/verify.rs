@@ -535,6 +535,16 @@ impl Verifier<'_> {
                     self.error(span, format!("`{}` needs numbers, found bool", op.symbol()));
                     return None;
                 }
+                if *op == BinOp::Rem && !matches!(t, Ty::IntLit | Ty::Known(DType::I32)) {
+                    self.error(
+                        span,
+                        format!(
+                            "`%` takes integers, found {} in `{e}` (for floats write `x - y * floor(x / y)`)",
+                            show(t)
+                        ),
+                    );
+                    return None;
+                }
                 Some(if op.is_comparison() {
                     Ty::Known(DType::Bool)
                 } else {

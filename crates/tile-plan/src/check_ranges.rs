@@ -397,8 +397,10 @@ impl Checker<'_> {
                 let (x, y) = (self.expr(a, span)?, self.expr(b, span)?);
                 match (x, y) {
                     (Some(x), Some(y)) => {
-                        self.may_fail |=
-                            self.dead == 0 && *op == BinOp::Div && y.lo <= 0 && y.hi >= 0;
+                        self.may_fail |= self.dead == 0
+                            && matches!(op, BinOp::Div | BinOp::Rem)
+                            && y.lo <= 0
+                            && y.hi >= 0;
                         arith(*op, x, y)
                     }
                     _ => None,
@@ -463,6 +465,16 @@ fn arith(op: BinOp, x: Iv, y: Iv) -> Option<Iv> {
         BinOp::Div => {
             let m = x.magnitude();
             Iv { lo: -m, hi: m }
+        }
+        // The remainder has the dividend's sign and a magnitude at most the
+        // dividend's and below the divisor's (a zero divisor is checked
+        // where the kernel divides).
+        BinOp::Rem => {
+            let m = x.magnitude().min((y.magnitude() - 1).max(0));
+            Iv {
+                lo: if x.lo < 0 { -m } else { 0 },
+                hi: if x.hi > 0 { m } else { 0 },
+            }
         }
         _ => return None,
     })

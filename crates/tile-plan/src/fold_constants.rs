@@ -214,6 +214,7 @@ fn fold_binary(op: BinOp, a: Expr, b: Expr) -> Expr {
             BinOp::Sub => x.checked_sub(*y).map(I),
             BinOp::Mul => x.checked_mul(*y).map(I),
             BinOp::Div => x.checked_div(*y).map(I),
+            BinOp::Rem => x.checked_rem(*y).map(I),
             BinOp::Lt => Some(B(x < y)),
             BinOp::Le => Some(B(x <= y)),
             BinOp::Gt => Some(B(x > y)),
