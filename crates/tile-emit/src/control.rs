@@ -12,6 +12,10 @@
 use crate::printer::{Bind, Kind, Mask, Printer, VTy, Val, VecCtx};
 use tile_ir::{Expr, LoopVar, ReduceOp, Stmt};
 
+/// Vectors per step of a vectorised reduction's first loop, each into its
+/// own accumulator ([`Printer::unrolled_reduction`]).
+const UNROLL: usize = 4;
+
 impl Printer<'_> {
     /// Prints `stmts` in the current mode; their bindings end with them.
     pub fn stmts(&mut self, stmts: &[Stmt]) {
@@ -285,6 +289,66 @@ impl Printer<'_> {
         .code
     }
 
+    /// The first part of a vectorised reduction's range, [`UNROLL`] vectors
+    /// per step into as many accumulators: independent chains, so the loop
+    /// runs at the machine's throughput rather than one operation's
+    /// latency. The accumulators fold into `vacc` in a fixed order (the
+    /// result never depends on timing); the one-vector loop and the
+    /// scalar tail finish the range.
+    fn unrolled_reduction(
+        &mut self,
+        op: ReduceOp,
+        var: &str,
+        body: &Expr,
+        t: VTy,
+        (cv, bhi): (&str, &str),
+        vacc: &str,
+    ) {
+        let at = Printer::acc_type(op, t);
+        let int = self.d.int;
+        let l = self.lanes();
+        let avt = self.vector_type(at, 0);
+        let splat = self.helper(format!("tile_splat_{}", Printer::suffix(at, true, 0)));
+        let init = self.acc_init(op, at);
+        let mut accs = vec![vacc.to_string()];
+        for _ in 1..UNROLL {
+            let a = self.tmp("acc");
+            self.line(format!("{avt} {a} = {splat}({init});"));
+            accs.push(a);
+        }
+        self.open(format!(
+            "for (; {cv} + {UNROLL} * {l} <= {bhi}; {cv} += {UNROLL} * {l})"
+        ));
+        for (k, a) in accs.iter().enumerate() {
+            let base = if k == 0 {
+                cv.to_string()
+            } else {
+                let b = self.tmp("cv");
+                self.line(format!("const {int} {b} = {cv} + {k} * {l};"));
+                b
+            };
+            self.enter_vector(var, &base);
+            let b = self.expr(body, Some(t));
+            let b = self.splat_if_uniform(b);
+            let b = self.acc_value(b, at);
+            let c = self.combine(op, a, &b, at, true);
+            self.line(c);
+            self.leave_vector();
+        }
+        self.close();
+        // ((a0 op a1) op (a2 op a3)): a fixed tree.
+        let mut width = 1;
+        while width < accs.len() {
+            for k in (0..accs.len()).step_by(2 * width) {
+                if k + width < accs.len() {
+                    let c = self.combine(op, &accs[k], &accs[k + width], at, true);
+                    self.line(c);
+                }
+            }
+            width *= 2;
+        }
+    }
+
     /// A reduction whose body and bounds are uniform: vectorised over its
     /// own variable (scalar context on entry).
     fn reduce_own(
@@ -322,6 +386,7 @@ impl Printer<'_> {
             let splat = self.helper(format!("tile_splat_{}", Printer::suffix(at, true, 0)));
             self.line(format!("{avt} {vacc} = {splat}({init});"));
             self.line(format!("{int} {cv} = {blo};"));
+            self.unrolled_reduction(op, var, body, t, (&cv, bhi.as_str()), &vacc);
             self.open(format!("for (; {cv} + {l} <= {bhi}; {cv} += {l})"));
             self.enter_vector(var, &cv);
             let b = self.expr(body, Some(t));
