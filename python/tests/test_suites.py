@@ -241,5 +241,11 @@ def test_scalars_are_checked():
         k(**args)
     with pytest.raises(tile.TileError, match="a number is accepted only for a scalar input"):
         k(step=1, **{**args, "p": 1.0})
+    for bad, why in [(1j, "a real number"), (True, "a real number"), (1e300, "beyond its range"), (10**400, "beyond its range")]:
+        with pytest.raises(tile.TileError, match=why):
+            k(step=1, **{**args, "lr": bad})
+    for bad in [float("inf"), float("nan"), 2**31]:
+        with pytest.raises(tile.TileError, match="`step` is i32"):
+            k(step=bad, **args)
     # A 0-d array is a scalar too.
     k(step=np.array(1, np.int32), **args)

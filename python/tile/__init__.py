@@ -17,7 +17,9 @@ allocations); a refused call raises `tile.TileError` (a `ValueError`) and
 writes nothing.
 """
 
+import contextlib
 import json
+import math
 import numbers
 
 from . import _capture
@@ -204,29 +206,32 @@ class Kernel:
                 f"argument `{unknown[0]}` does not name a parameter of `{self.name}` "
                 f"(parameters: {', '.join(names)})"
             )
-        arrays = self._scalars(arrays)
-        missing = [p for p in self._params if p[0] not in arrays]
-        if missing:
-            required = [p[0] for p in missing if p[1] != "out"]
-            if required:
-                raise TileError(f"missing argument for parameter `{required[0]}` of `{self.name}`")
-            if not arrays:
-                raise TileError(f"`{self.name}` needs at least one array to size its outputs")
-            like = next(iter(arrays.values()))
-            given = [(n, list(_shape(a))) for n, a in arrays.items()]
-            shapes = self._k.shapes(given)
-            for n, _, dtype, _ in missing:
-                arrays[n] = _alloc(like, tuple(shapes[n]), dtype, zeros=True)
+        like = next((a for a in arrays.values() if not isinstance(a, numbers.Number)), None)
+        # Arrays made for the call (scalars, outputs) are filled on the
+        # stream the kernel runs on, so the fill is ordered before it.
+        with _on_stream(like, stream):
+            arrays = self._scalars(arrays, like)
+            missing = [p for p in self._params if p[0] not in arrays]
+            if missing:
+                required = [p[0] for p in missing if p[1] != "out"]
+                if required:
+                    raise TileError(f"missing argument for parameter `{required[0]}` of `{self.name}`")
+                if not arrays:
+                    raise TileError(f"`{self.name}` needs at least one array to size its outputs")
+                like = next(iter(arrays.values()))
+                given = [(n, list(_shape(a))) for n, a in arrays.items()]
+                shapes = self._k.shapes(given)
+                for n, _, dtype, _ in missing:
+                    arrays[n] = _alloc(like, tuple(shapes[n]), dtype, zeros=True)
         self._k.run(tuple(arrays[n] for n in names), stream)
         out = tuple(arrays[n] for n in self._written)
         return out[0] if len(out) == 1 else out
 
 
-    def _scalars(self, arrays):
+    def _scalars(self, arrays, like):
         """Python and NumPy numbers given for scalar (0-d) `in` parameters,
-        as 0-d arrays of the parameter's dtype, made like the first array
-        given (so on its device)."""
-        like = next((a for a in arrays.values() if not isinstance(a, numbers.Number)), None)
+        as 0-d arrays of the parameter's dtype, made like `like` (the first
+        array given, so on its device)."""
         out = dict(arrays)
         for name, role, dtype, rank in self._params:
             v = arrays.get(name)
@@ -237,10 +242,27 @@ class Kernel:
                     f"`{name}` of `{self.name}` is a {role} parameter of rank {rank}: "
                     "a number is accepted only for a scalar input"
                 )
-            if dtype == "i32" and not (float(v).is_integer() and -(2**31) <= v < 2**31):
-                raise TileError(f"`{name}` is i32: {v!r} is not an integer in the i32 range")
-            if dtype == "bool" and not isinstance(v, (bool, _numpy_bool())):
+            is_bool = isinstance(v, (bool, _numpy_bool()))
+            if dtype == "bool" and not is_bool:
                 raise TileError(f"`{name}` is bool: pass True or False, not {v!r}")
+            if dtype != "bool" and (is_bool or not isinstance(v, numbers.Real)):
+                raise TileError(f"`{name}` is {dtype}: pass a real number, not {v!r}")
+            if dtype == "i32":
+                try:
+                    ok = v == int(v) and -(2**31) <= int(v) < 2**31
+                except (OverflowError, ValueError):
+                    ok = False
+                if not ok:
+                    raise TileError(f"`{name}` is i32: {v!r} is not an integer in the i32 range")
+            if dtype in ("f32", "f64"):
+                limit = 3.4028234663852886e38 if dtype == "f32" else 1.7976931348623157e308
+                try:
+                    finite = math.isfinite(float(v))
+                    big = finite and math.fabs(float(v)) > limit
+                except OverflowError:
+                    big = True
+                if big:
+                    raise TileError(f"`{name}` is {dtype}: {v!r} is beyond its range")
             a = _alloc(like if like is not None else _numpy_like(), (), dtype, zeros=True)
             if hasattr(a, "fill_"):
                 a.fill_(v)
@@ -250,6 +272,21 @@ class Kernel:
                 a[()] = v
             out[name] = a
         return out
+
+
+def _on_stream(like, stream):
+    """A context in which PyTorch or CuPy queue work on `stream` (the
+    stream a call runs on), or one that changes nothing."""
+    if stream is None or like is None:
+        return contextlib.nullcontext()
+    lib = type(like).__module__.split(".")[0]
+    if lib == "torch" and hasattr(stream, "cuda_stream"):
+        import torch
+
+        return torch.cuda.stream(stream)
+    if lib == "cupy" and hasattr(stream, "ptr") and hasattr(stream, "__enter__"):
+        return stream
+    return contextlib.nullcontext()
 
 
 def _numpy_bool():

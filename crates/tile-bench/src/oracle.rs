@@ -137,7 +137,13 @@ pub fn interpreted(case: &crate::suite::Case, ins: &[Vec<f32>]) -> Result<Vec<Ve
         let shape = &shapes[&p.name];
         let count: usize = shape.iter().product();
         let values: Vec<f64> = if p.role.is_written() {
-            vec![f64::NAN; count]
+            // The kernels' starting content (`target::arguments`).
+            let poison = if p.dtype == DType::I32 {
+                f64::from(i32::MIN)
+            } else {
+                f64::NAN
+            };
+            vec![poison; count]
         } else {
             let v = next
                 .next()

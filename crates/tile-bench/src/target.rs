@@ -159,6 +159,21 @@ pub fn case_shapes(
     case: &Case,
 ) -> Result<(Sizes, BTreeMap<String, Vec<usize>>), String> {
     let symbols = program.size_symbols();
+    if let Some(k) = case
+        .sizes
+        .keys()
+        .find(|k| *k == "M" || *k == "N" || !symbols.contains(k))
+    {
+        return Err(format!(
+            "{}: `sizes` gives `{k}`, which is {}",
+            case.graph,
+            if k == "M" || k == "N" {
+                "the case's shape's to give"
+            } else {
+                "not a size symbol of the program"
+            }
+        ));
+    }
     let mut sizes = Sizes::new();
     let given = [("M", case.shape[0]), ("N", case.shape[1])]
         .into_iter()

@@ -507,11 +507,16 @@ impl Printer<'_> {
             self.line(format!("if (!{m}[{ln}]) {{ {r}[{ln}] = 0; continue; }}"));
         }
         let depth = self.scope_len();
-        let shadows: Vec<Bind> = self
-            .scope
+        // Only the innermost binding of each name is visible: a varying
+        // binding an enclosing per-lane walk already shadowed (a vector
+        // loop variable, now one lane) must not be shadowed again by
+        // indexing its vector with this walk's lane.
+        let scope = &self.scope;
+        let shadows: Vec<Bind> = scope
             .iter()
-            .filter(|b| b.vary)
-            .map(|b| {
+            .enumerate()
+            .filter(|(k, b)| b.vary && !scope[k + 1..].iter().any(|c| c.name == b.name))
+            .map(|(_, b)| {
                 let code = if self.vec.as_ref().is_some_and(|v| v.var == b.name) {
                     format!("({} + {ln})", self.vec.as_ref().map_or("", |v| &v.base))
                 } else if b.ty == VTy::Bool {

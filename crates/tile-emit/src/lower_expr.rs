@@ -68,6 +68,8 @@ impl Printer<'_> {
             Expr::Binary(op, a, b) => {
                 if op.is_comparison() || op.is_logical() {
                     Ty::Known(VTy::Bool)
+                } else if *op == BinOp::Rem {
+                    Ty::Known(VTy::Int)
                 } else {
                     unify(self.ty_in(a, ints), self.ty_in(b, ints))
                 }
@@ -288,7 +290,12 @@ impl Printer<'_> {
                 Val::uni(code, VTy::Bool)
             };
         }
-        let t = self.resolve(unify(self.ty(a), self.ty(b)), want);
+        let t = if op == BinOp::Rem {
+            // `%` is integer-only (the verifier's rule), literals included.
+            VTy::Int
+        } else {
+            self.resolve(unify(self.ty(a), self.ty(b)), want)
+        };
         let x = self.expr(a, Some(t));
         let y = self.expr(b, Some(t));
         if t == VTy::Int && matches!(op, BinOp::Div | BinOp::Rem) {

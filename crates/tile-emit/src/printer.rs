@@ -342,7 +342,14 @@ impl<'a> Printer<'a> {
             Expr::Int(v) => int_lit(*v),
             Expr::Var(n) => Self::size_name(n),
             Expr::Unary(UnOp::Neg, a) => format!("(-{})", self.size_expr(a)),
-            Expr::Binary(op @ (BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div), a, b) => {
+            // Size expressions are evaluated on the host with checked
+            // arithmetic before any launch (`tile_ir::args`), so a zero
+            // divisor never reaches this code.
+            Expr::Binary(
+                op @ (BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem),
+                a,
+                b,
+            ) => {
                 format!(
                     "({} {} {})",
                     self.size_expr(a),

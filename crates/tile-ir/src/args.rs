@@ -101,6 +101,7 @@ pub fn eval_int(e: &Expr, sizes: &Sizes) -> Option<i64> {
                 BinOp::Sub => x.checked_sub(y),
                 BinOp::Mul => x.checked_mul(y),
                 BinOp::Div => x.checked_div(y),
+                BinOp::Rem => x.checked_rem(y),
                 _ => None,
             }
         }

@@ -218,6 +218,8 @@ fn ty(e: &Expr, var_type: &dyn Fn(&str) -> Option<DType>, p: &Program) -> Ty {
         Expr::Binary(op, a, b) => {
             if op.is_comparison() || op.is_logical() {
                 Ty::Known(DType::Bool)
+            } else if *op == BinOp::Rem {
+                Ty::Known(DType::I32)
             } else {
                 unify(ty(a, var_type, p), ty(b, var_type, p)).unwrap_or(Ty::FloatLit)
             }
@@ -535,15 +537,20 @@ impl Verifier<'_> {
                     self.error(span, format!("`{}` needs numbers, found bool", op.symbol()));
                     return None;
                 }
-                if *op == BinOp::Rem && !matches!(t, Ty::IntLit | Ty::Known(DType::I32)) {
-                    self.error(
-                        span,
-                        format!(
-                            "`%` takes integers, found {} in `{e}` (for floats write `x - y * floor(x / y)`)",
-                            show(t)
-                        ),
-                    );
-                    return None;
+                if *op == BinOp::Rem {
+                    if !matches!(t, Ty::IntLit | Ty::Known(DType::I32)) {
+                        self.error(
+                            span,
+                            format!(
+                                "`%` takes integers, found {} in `{e}` (for floats write `x - y * floor(x / y)`)",
+                                show(t)
+                            ),
+                        );
+                        return None;
+                    }
+                    // Always an integer, even of two literals (`f32(7 % 3)`
+                    // converts it).
+                    return Some(Ty::Known(DType::I32));
                 }
                 Some(if op.is_comparison() {
                     Ty::Known(DType::Bool)
