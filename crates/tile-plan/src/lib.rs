@@ -24,6 +24,7 @@
 pub mod affine;
 mod check_ranges;
 mod execute;
+mod find_costs;
 mod find_hazards;
 mod find_unused_inputs;
 mod fold_constants;
@@ -110,7 +111,8 @@ pub fn compile_skipping(
         }
     }
     let unused = find_unused_inputs(&p);
-    let plan = plan_groups(&p, unused, options.fusion);
+    let mut plan = plan_groups(&p, unused, options.fusion);
+    plan.notes = find_costs::find_costs(&plan.kernels);
     if log {
         eprintln!("== after plan_groups ==\n{plan}");
     }

@@ -202,6 +202,8 @@ pub struct Plan {
     pub fallbacks: Vec<Fallback>,
     /// Inputs no store depends on.
     pub unused_inputs: Vec<String>,
+    /// Why a correct mapping is costly ([`crate::find_costs`]), if it is.
+    pub notes: Vec<String>,
     /// Whether fusion was enabled.
     pub fusion: bool,
 }
@@ -233,6 +235,7 @@ impl Plan {
             "fusion": self.fusion,
             "kernels": kernels,
             "fallbacks": fallbacks,
+            "notes": self.notes,
             "unused_inputs": self.unused_inputs,
         })
     }
@@ -275,6 +278,12 @@ impl fmt::Display for Plan {
             for fb in &self.fallbacks {
                 writeln!(f, "  [{}] {}", fb.rule.name(), fb.detail)?;
             }
+        }
+        for (i, n) in self.notes.iter().enumerate() {
+            if i == 0 {
+                writeln!(f, "notes:")?;
+            }
+            writeln!(f, "  {n}")?;
         }
         writeln!(f, "unused inputs: {}", list(&self.unused_inputs))
     }

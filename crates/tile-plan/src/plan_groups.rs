@@ -268,6 +268,7 @@ pub fn plan_groups(program: &Program, unused_inputs: Vec<String>, fusion: bool) 
         kernels,
         fallbacks,
         unused_inputs,
+        notes: Vec::new(),
         fusion,
     }
 }

@@ -1,0 +1,102 @@
+//! Notes on plans that are correct but costly: a reduction that walks the
+//! same range as an enclosing loop or reduction does it once per iteration
+//! of that loop, so the work grows with the square of the range's extent
+//! (ranking by counting, recomputed attention scores). `tile plan` prints
+//! them under `notes:`; they explain a slow mapping, they change nothing.
+
+use crate::{Kernel, Mapping};
+use tile_ir::{Expr, LoopVar, Stmt};
+
+/// One note per reduction whose range `lo..hi` (not two integer literals)
+/// is an enclosing loop's or reduction's range, in kernel and program
+/// order, each once.
+pub fn find_costs(kernels: &[Kernel]) -> Vec<String> {
+    let mut notes = Vec::new();
+    for k in kernels {
+        if k.mapping == Mapping::Serial {
+            continue;
+        }
+        let mut open: Vec<(String, Expr, Expr)> = k
+            .domain
+            .iter()
+            .map(|v| (v.name.clone(), v.lo.clone(), v.hi.clone()))
+            .collect();
+        for s in &k.body {
+            stmt(k, s, &mut open, &mut notes);
+        }
+    }
+    notes
+}
+
+fn stmt(k: &Kernel, s: &Stmt, open: &mut Vec<(String, Expr, Expr)>, notes: &mut Vec<String>) {
+    let line = s.span().line;
+    match s {
+        Stmt::For { vars, body, .. } => {
+            let depth = open.len();
+            open.extend(
+                vars.iter()
+                    .map(|v: &LoopVar| (v.name.clone(), v.lo.clone(), v.hi.clone())),
+            );
+            for t in body {
+                stmt(k, t, open, notes);
+            }
+            open.truncate(depth);
+        }
+        Stmt::Let { value, .. } => expr(k, value, line, open, notes),
+        Stmt::Store { idx, value, .. } => {
+            for e in idx {
+                expr(k, e, line, open, notes);
+            }
+            expr(k, value, line, open, notes);
+        }
+        Stmt::If {
+            cond, then, els, ..
+        } => {
+            expr(k, cond, line, open, notes);
+            for t in then.iter().chain(els) {
+                stmt(k, t, open, notes);
+            }
+        }
+    }
+}
+
+fn expr(
+    k: &Kernel,
+    e: &Expr,
+    line: u32,
+    open: &mut Vec<(String, Expr, Expr)>,
+    notes: &mut Vec<String>,
+) {
+    if let Expr::Reduce {
+        op,
+        var,
+        lo,
+        hi,
+        body,
+    } = e
+    {
+        let constant = matches!((&**lo, &**hi), (Expr::Int(_), Expr::Int(_)));
+        if let Some((outer, _, _)) = open.iter().find(|(name, l, h)| {
+            // A full reduction's domain is its own range: not a repeat.
+            !constant && name != var && l == &**lo && h == &**hi
+        }) {
+            let note = format!(
+                "[quadratic] {} line {line}: the {} over `{var}` in {lo}..{hi} runs once per `{outer}` over the same range: work grows with the square of its extent",
+                k.name,
+                op.name()
+            );
+            if !notes.contains(&note) {
+                notes.push(note);
+            }
+        }
+        expr(k, lo, line, open, notes);
+        expr(k, hi, line, open, notes);
+        open.push((var.clone(), (**lo).clone(), (**hi).clone()));
+        expr(k, body, line, open, notes);
+        open.pop();
+        return;
+    }
+    for c in e.children() {
+        expr(k, c, line, open, notes);
+    }
+}
