@@ -331,3 +331,12 @@ def test_foreign_code_cannot_resize_an_array_being_described():
         return a + b
 
     np.testing.assert_array_equal(add(x, Resizer(np.ones((2, 3), np.float32))), 2 * x)
+
+
+def test_python_remainder_is_refused_while_capturing():
+    @tile.jit
+    def rem(x):
+        return x % 3.0
+
+    with pytest.raises(tile.TileError, match="`%` is not captured"):
+        rem(np.ones((2, 3), dtype=np.float32))

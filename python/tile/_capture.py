@@ -153,6 +153,14 @@ class Tensor:
     def __rtruediv__(self, o):
         return _binary("/", o, self)
 
+    def __mod__(self, o):
+        raise TileError(
+            "`%` is not captured (Tile's `%` takes integers and truncates, Python's floors): "
+            "write the program as .tile text and use tile.compile"
+        )
+
+    __rmod__ = __floordiv__ = __rfloordiv__ = __mod__
+
     def __pow__(self, o):
         if isinstance(o, (int, float)) and not isinstance(o, bool) and o == 2:
             return _binary("*", self, self)

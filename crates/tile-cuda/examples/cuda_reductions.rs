@@ -90,13 +90,17 @@ fn variants(mapping: tile_plan::Mapping) -> Vec<(String, tile_cuda::CudaOptions)
             }
         }
         tile_plan::Mapping::RowReduction => {
-            for (staged, block) in [
-                (false, 128),
-                (false, 512),
-                (false, 1024),
-                (true, 256),
-                (true, 512),
-                (true, 1024),
+            for (staged, block, unroll) in [
+                (false, 128, 1),
+                (false, 128, 2),
+                (false, 128, 4),
+                (false, 256, 1),
+                (false, 256, 2),
+                (false, 256, 4),
+                (false, 512, 2),
+                (true, 256, 2),
+                (true, 512, 2),
+                (true, 1024, 2),
             ] {
                 let opts = CudaOptions {
                     stage_rows: if staged {
@@ -105,12 +109,25 @@ fn variants(mapping: tile_plan::Mapping) -> Vec<(String, tile_cuda::CudaOptions)
                         RowStaging::Never
                     },
                     row_block: Some(block),
+                    row_unroll: unroll,
                     ..Default::default()
                 };
                 v.push((
-                    format!("{} {block}", if staged { "staged" } else { "stream" }),
+                    format!(
+                        "{} {block} u{unroll}",
+                        if staged { "staged" } else { "stream" }
+                    ),
                     opts,
                 ));
+            }
+        }
+        tile_plan::Mapping::FullReduction => {
+            for unroll in [1, 2, 4] {
+                let opts = CudaOptions {
+                    row_unroll: unroll,
+                    ..Default::default()
+                };
+                v.push((format!("u{unroll}"), opts));
             }
         }
         _ => {}

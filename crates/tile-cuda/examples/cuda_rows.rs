@@ -57,19 +57,23 @@ fn main() {
                 fixture::arguments(&program, &sizes).expect("arguments");
             arrays.insert("y".into(), Array::zeros(DType::F32, &[m, n]));
             use tile_cuda::RowStaging::{Always, Auto, Never};
-            for (label, stage_rows, row_block) in [
-                ("streaming", Never, Some(128)),
-                ("streaming", Never, Some(256)),
-                ("staged", Always, Some(128)),
-                ("staged", Always, Some(256)),
-                ("staged", Always, Some(512)),
-                ("staged", Always, Some(1024)),
-                ("staged", Always, None),
-                ("default", Auto, None),
+            for (label, stage_rows, row_block, row_unroll) in [
+                ("stream u1", Never, Some(128), 1),
+                ("stream u1", Never, Some(256), 1),
+                ("stream u2", Never, Some(128), 2),
+                ("stream u2", Never, Some(256), 2),
+                ("stream u4", Never, Some(256), 4),
+                ("staged", Always, Some(128), tile_cuda::DEFAULT_ROW_UNROLL),
+                ("staged", Always, Some(256), tile_cuda::DEFAULT_ROW_UNROLL),
+                ("staged", Always, Some(512), tile_cuda::DEFAULT_ROW_UNROLL),
+                ("staged", Always, Some(1024), tile_cuda::DEFAULT_ROW_UNROLL),
+                ("staged", Always, None, tile_cuda::DEFAULT_ROW_UNROLL),
+                ("default", Auto, None, tile_cuda::DEFAULT_ROW_UNROLL),
             ] {
                 let opts = tile_cuda::CudaOptions {
                     stage_rows,
                     row_block,
+                    row_unroll,
                     ..Default::default()
                 };
                 let module = tile_cuda::compile(&plan, &opts).expect("compiles");

@@ -71,10 +71,28 @@ pub(crate) struct Emitted {
     pub kernels: Vec<KernelInfo>,
 }
 
-/// Prints the CUDA C for `plan` (`unroll`: column quads per thread in the
-/// 16-byte entry points; 1 is the default).
-pub(crate) fn emit(plan: &Plan, unroll: u32) -> Result<Emitted, CudaError> {
-    UNROLL.with(|u| u.set(unroll.max(1)));
+/// Choices of the printed loops that change the source, not its meaning.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Unroll {
+    /// Column quads per thread in the 16-byte entry points.
+    pub quads: u32,
+    /// Quads per thread loaded per step in row loops that read device
+    /// memory as 16-byte vectors ([`crate::quad_loops::RowLoop::unroll`]).
+    pub rows: u32,
+}
+
+impl Unroll {
+    /// What `tile emit` prints and `tile bench` runs.
+    pub(crate) const DEFAULT: Unroll = Unroll {
+        quads: 1,
+        rows: crate::launch::DEFAULT_ROW_UNROLL,
+    };
+}
+
+/// Prints the CUDA C for `plan`.
+pub(crate) fn emit(plan: &Plan, unroll: Unroll) -> Result<Emitted, CudaError> {
+    UNROLL.with(|u| u.set(unroll.quads.max(1)));
+    let rows_unroll = unroll.rows.max(1);
     let program = &plan.program;
     let mut source = format!(
         "/* Tile: CUDA kernels of program `{}` ({} kernel{}). */\n",
@@ -94,7 +112,7 @@ pub(crate) fn emit(plan: &Plan, unroll: u32) -> Result<Emitted, CudaError> {
     }
     for (n, k) in plan.kernels.iter().enumerate() {
         let base = n as i32 * KERNEL_SITES;
-        let printed = kernel(program, k, Entry::Plain, base);
+        let printed = kernel(program, k, Entry::Plain, base, rows_unroll);
         if !printed.errors.is_empty() {
             return Err(CudaError::Unsupported(format!(
                 "kernel {} of `{}`: {}",
@@ -117,7 +135,7 @@ pub(crate) fn emit(plan: &Plan, unroll: u32) -> Result<Emitted, CudaError> {
         };
         if k.mapping.is_elementwise() {
             if let Some(plan4) = vec4_plan(program, k) {
-                let printed = kernel(program, k, Entry::Vec4, base);
+                let printed = kernel(program, k, Entry::Vec4, base, rows_unroll);
                 if printed.errors.is_empty() {
                     source.push('\n');
                     source.push_str(&printed.code);
@@ -128,7 +146,7 @@ pub(crate) fn emit(plan: &Plan, unroll: u32) -> Result<Emitted, CudaError> {
         }
         if k.mapping == Mapping::RowReduction && crate::print_rows::block_shareable(&k.body) {
             if let Some(plan) = crate::stage_rows::row_plan(program, k) {
-                let printed = kernel(program, k, Entry::Rows, base + ROWS_SITE_BASE);
+                let printed = kernel(program, k, Entry::Rows, base + ROWS_SITE_BASE, rows_unroll);
                 if printed.errors.is_empty() {
                     source.push('\n');
                     source.push_str(&printed.code);
@@ -159,7 +177,13 @@ enum Entry {
     Rows,
 }
 
-fn kernel(program: &Program, k: &Kernel, entry: Entry, site_base: i32) -> tile_emit::Printed {
+fn kernel(
+    program: &Program,
+    k: &Kernel,
+    entry: Entry,
+    site_base: i32,
+    unroll: u32,
+) -> tile_emit::Printed {
     let v4 = entry == Entry::Vec4;
     // The `_rows` entry point's plan; its scratch rows are parameters of
     // the program the printer sees.
@@ -218,7 +242,7 @@ fn kernel(program: &Program, k: &Kernel, entry: Entry, site_base: i32) -> tile_e
         Mapping::ElementGrid | Mapping::Split if v4 => element_grid_v4(&mut p, program, k),
         Mapping::ElementGrid | Mapping::Split => element_grid(&mut p, k),
         Mapping::RowReduction => {
-            crate::print_rows::row_reduction(&mut p, k, rows.as_ref(), &extended)
+            crate::print_rows::row_reduction(&mut p, k, rows.as_ref(), &extended, unroll)
         }
         Mapping::ColumnReduction => crate::print_columns::column_reduction(&mut p, k),
         Mapping::FullReduction => match &full {
@@ -305,7 +329,7 @@ fn element_grid(p: &mut Printer, k: &Kernel) {
     domain_prologue(p, k);
     let last = k.domain.len() - 1;
     let jname = k.domain[last].name.clone();
-    grid_loops(p, k, &format!("dn{last}"), 1, |p, c| {
+    grid_loops(p, k, &format!("dn{last}"), 1, None, |p, c| {
         let jv = Printer::var_name(&jname);
         p.line(format!("const long long {jv} = dl{last} + {c};"));
         p.bind_loop(&jname, &jv);
@@ -313,14 +337,37 @@ fn element_grid(p: &mut Printer, k: &Kernel) {
     });
 }
 
+/// The elements of a row past its last whole quad (`dn % 4` of them), one
+/// per thread of block 0 with the scalar code: printed first in the `_v4`
+/// entry point, so its failure sites are numbered as the plain entry
+/// point's.
+fn ragged_tail(p: &mut Printer, k: &Kernel) {
+    let last = k.domain.len() - 1;
+    let jname = &k.domain[last].name;
+    p.open(format!(
+        "if (blockIdx.x == 0 && threadIdx.x < dn{last} % 4)"
+    ));
+    let depth = p.scope_len();
+    let jv = Printer::var_name(jname);
+    p.line(format!(
+        "const long long {jv} = dl{last} + dn{last} / 4 * 4 + threadIdx.x;"
+    ));
+    p.bind_loop(jname, &jv);
+    p.stmts(&k.body);
+    p.truncate_scope(depth);
+    p.close();
+}
+
 /// The work loops of element kernels: rows (every domain variable but the
 /// innermost, flattened) over the grid's y dimension, `cols` work items of
-/// the innermost variable over x; no division in the inner loop.
+/// the innermost variable over x; no division in the inner loop. `tail`
+/// prints per row before the work loop.
 fn grid_loops(
     p: &mut Printer,
     k: &Kernel,
     cols: &str,
     unroll: u32,
+    tail: Option<fn(&mut Printer, &Kernel)>,
     body: impl FnOnce(&mut Printer, &str),
 ) {
     let last = k.domain.len() - 1;
@@ -334,6 +381,9 @@ fn grid_loops(
     p.open("for (long long r = blockIdx.y; r < rows; r += gridDim.y)");
     let depth = p.scope_len();
     bind_outer(p, k, "r");
+    if let Some(tail) = tail {
+        tail(p, k);
+    }
     if unroll == 1 {
         p.open("for (long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x; c < cols; c += (long long)gridDim.x * blockDim.x)");
     } else {
@@ -535,9 +585,14 @@ fn element_grid_v4(p: &mut Printer, program: &Program, k: &Kernel) {
     let last = k.domain.len() - 1;
     let jname = k.domain[last].name.clone();
     let unroll = UNROLL.with(|u| u.get());
-    grid_loops(p, k, &format!("(dn{last} / 4)"), unroll, |p, c| {
-        v4_body(p, program, k, &jname, c, unroll)
-    });
+    grid_loops(
+        p,
+        k,
+        &format!("(dn{last} / 4)"),
+        unroll,
+        Some(ragged_tail),
+        |p, c| v4_body(p, program, k, &jname, c, unroll),
+    );
 }
 
 fn v4_body(p: &mut Printer, program: &Program, k: &Kernel, jname: &str, c: &str, unroll: u32) {

@@ -30,7 +30,9 @@ mod quad_loops;
 pub mod runtime;
 mod stage_rows;
 
-pub use launch::{compile, Bound, CudaModule, CudaOptions, RowStaging, STAGE_ROWS_LONGER_THAN};
+pub use launch::{
+    compile, Bound, CudaModule, CudaOptions, RowStaging, DEFAULT_ROW_UNROLL, STAGE_ROWS_LONGER_THAN,
+};
 pub use prelude::PRELUDE;
 pub use print_rows::SERIAL_ROW;
 pub use runtime::{gpu, DeviceBuffer, Gpu};
@@ -100,11 +102,11 @@ pub enum CudaError {
 /// The CUDA C source for `plan` (needs no GPU). Deterministic: the same
 /// plan gives the same bytes.
 pub fn emit_cuda(plan: &tile_plan::Plan) -> Result<String, CudaError> {
-    emit::emit(plan, 1).map(|e| e.source)
+    emit::emit(plan, emit::Unroll::DEFAULT).map(|e| e.source)
 }
 
-/// The CUDA C for `plan` under `opts` (the unroll factor changes the
-/// 16-byte entry points).
+/// The CUDA C for `plan` under `opts` (the unroll factors change the
+/// loops printed).
 pub fn emit_cuda_with(plan: &tile_plan::Plan, opts: &CudaOptions) -> Result<String, CudaError> {
-    emit::emit(plan, opts.unroll).map(|e| e.source)
+    emit::emit(plan, opts.unrolls()).map(|e| e.source)
 }

@@ -25,6 +25,8 @@ struct RowCtx<'a> {
     /// picks the shared-memory slot set (alternating).
     red: usize,
     keep: Keep,
+    /// Quads per step of loops reading device vectors ([`RowLoop::unroll`]).
+    unroll: u32,
 }
 
 impl RowCtx<'_> {
@@ -45,6 +47,7 @@ impl RowCtx<'_> {
             hi,
             staged: self.plan.map_or(&[], |r| r.staged.as_slice()),
             short: self.plan.is_some_and(|r| r.short(lo, hi)),
+            unroll: self.unroll,
         }
     }
 
@@ -64,6 +67,7 @@ pub(crate) fn row_reduction(
     k: &Kernel,
     plan: Option<&RowPlan>,
     extended: &Program,
+    unroll: u32,
 ) {
     let row = &k.domain[0];
     p.line(format!(
@@ -87,6 +91,7 @@ pub(crate) fn row_reduction(
             plan,
             red: 0,
             keep: Keep::default(),
+            unroll,
         };
         if let Some(plan) = plan {
             crate::stage_rows::print_staging(p, &plan.staged, &rv);
@@ -219,12 +224,14 @@ pub(crate) fn block_reductions(
     program: &Program,
     first: usize,
     keep: &mut Keep,
+    unroll: u32,
 ) -> usize {
     let mut ctx = RowCtx {
         program,
         plan: None,
         red: first,
         keep: Keep::default(),
+        unroll,
     };
     lower_reductions(p, e, &mut ctx);
     keep.absorb(ctx.keep);
@@ -243,6 +250,7 @@ pub(crate) fn thread_share(
     t: VTy,
     program: &Program,
     keep: &mut Keep,
+    unroll: u32,
 ) {
     let Expr::Reduce {
         op,
@@ -261,6 +269,7 @@ pub(crate) fn thread_share(
         plan: None,
         red: 0,
         keep: Keep::default(),
+        unroll,
     };
     let rl = ctx.row_loop(var, &bl, &bh, lo, hi);
     let each = Each::Reduce {

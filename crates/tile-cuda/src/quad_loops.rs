@@ -52,6 +52,10 @@ pub(crate) struct RowLoop<'a> {
     pub staged: &'a [StagedRow],
     /// The range is a row in shared memory, so 32-bit counters suffice.
     pub short: bool,
+    /// Quads each thread loads before computing any, in loops that read
+    /// device memory as 16-byte vectors (more bytes in flight per thread;
+    /// the elements still combine in the same order).
+    pub unroll: u32,
 }
 
 /// What runs for each element of the loop.
@@ -313,15 +317,24 @@ pub(crate) fn print_loop(p: &mut Printer, rl: &RowLoop, each: &Each, keep: &mut 
         n: &n,
         ty,
     };
+    // Several quads per step first where device vectors are loaded, then
+    // one per step for the rest; a thread's quads keep their order.
+    let wide = match vec.as_ref() {
+        Some(v) if !v.loads.is_empty() && rl.unroll > 1 => rl.unroll,
+        _ => 1,
+    };
     if accesses.is_empty() {
-        quads.print(p, true);
+        quads.print(p, true, 1);
     } else {
         // The loop twice, so that neither has a test per quad.
         p.open(format!("if ({va})"));
-        quads.print(p, true);
+        if wide > 1 {
+            quads.print(p, true, wide);
+        }
+        quads.print(p, true, 1);
         p.close();
         p.open("else");
-        quads.print(p, false);
+        quads.print(p, false, 1);
         p.close();
     }
     // The thread's partial quad at the row's end, element by element.
@@ -384,44 +397,74 @@ struct Quads<'a> {
 }
 
 impl Quads<'_> {
-    /// Prints the loop; with `aligned` the vector form's device accesses
-    /// are 16-byte vectors, else four scalar accesses each.
-    fn print(&self, p: &mut Printer, aligned: bool) {
+    /// Prints the loop, `width` quads of the thread (`blockDim.x * 4`
+    /// elements apart) per step, all loaded before any is computed; with
+    /// `aligned` the vector form's device accesses are 16-byte vectors,
+    /// else four scalar accesses each.
+    fn print(&self, p: &mut Printer, aligned: bool, width: u32) {
         let Quads { rl, q4, n, ty, .. } = *self;
-        p.open(format!(
-            "for (; {q4} + 3 < {n}; {q4} += ({ty})blockDim.x * 4)"
-        ));
-        let qb = p.tmp("qb");
-        p.line(format!("const long long {qb} = {} + {q4};", rl.bl));
-        let sq: Vec<String> = self.staged.iter().map(|_| p.tmp("sq")).collect();
-        for (i, s) in self.staged.iter().zip(&sq) {
-            p.line(format!(
-                "const float4 {s} = *reinterpret_cast<const float4 *>(tile_rows + ro{i} + {q4});"
-            ));
-        }
-        // Vector loads, then four lanes of scalar code, then vector stores.
-        let mut gq = Vec::new();
-        if let Some(v) = self.vec {
-            for (b, i) in &v.loads {
-                let a = address(p, rl.var, &qb, b, i);
-                let g = p.tmp("gq");
-                if aligned {
-                    p.line(format!(
-                        "const float4 {g} = *reinterpret_cast<const float4 *>{a};"
-                    ));
-                } else {
-                    p.line(format!(
-                        "const float4 {g} = make_float4({a}[0], {a}[1], {a}[2], {a}[3]);"
-                    ));
-                }
-                gq.push(g);
+        let step = |g: u32| {
+            if g == 0 {
+                String::new()
+            } else {
+                format!(" + ({ty})blockDim.x * {}", 4 * g)
             }
+        };
+        p.open(format!(
+            "for (; {q4}{} + 3 < {n}; {q4} += ({ty})blockDim.x * {})",
+            step(width - 1),
+            4 * width
+        ));
+        // Per quad of the step: its first element, then its vector loads.
+        let mut quads = Vec::new();
+        for g in 0..width {
+            let qb = p.tmp("qb");
+            p.line(format!(
+                "const long long {qb} = {} + {q4}{};",
+                rl.bl,
+                step(g)
+            ));
+            let sq: Vec<String> = self.staged.iter().map(|_| p.tmp("sq")).collect();
+            for (i, s) in self.staged.iter().zip(&sq) {
+                p.line(format!(
+                    "const float4 {s} = *reinterpret_cast<const float4 *>(tile_rows + ro{i} + {q4}{});",
+                    step(g)
+                ));
+            }
+            let mut gq = Vec::new();
+            if let Some(v) = self.vec {
+                for (b, i) in &v.loads {
+                    let a = address(p, rl.var, &qb, b, i);
+                    let g = p.tmp("gq");
+                    if aligned {
+                        p.line(format!(
+                            "const float4 {g} = *reinterpret_cast<const float4 *>{a};"
+                        ));
+                    } else {
+                        p.line(format!(
+                            "const float4 {g} = make_float4({a}[0], {a}[1], {a}[2], {a}[3]);"
+                        ));
+                    }
+                    gq.push(g);
+                }
+            }
+            quads.push((qb, sq, gq));
         }
+        for (qb, sq, gq) in &quads {
+            self.lanes(p, aligned, qb, sq, gq);
+        }
+        p.close();
+    }
+
+    /// Four lanes of scalar code over one quad's loaded values, then its
+    /// vector stores.
+    fn lanes(&self, p: &mut Printer, aligned: bool, qb: &str, sq: &[String], gq: &[String]) {
+        let rl = self.rl;
         let mut lane_vals: Vec<Vec<String>> = vec![Vec::new(); self.stores.len()];
         for (lane, field) in FIELDS.iter().enumerate() {
             let depth = p.scope_len();
             p.bind_loop(rl.var, &format!("({qb} + {lane})"));
-            for (i, s) in self.staged.iter().zip(&sq) {
+            for (i, s) in self.staged.iter().zip(sq) {
                 p.bind_value(&staged_name(*i, rl.var), &format!("{s}.{field}"), VTy::F32);
             }
             for (k, g) in gq.iter().enumerate() {
@@ -434,7 +477,7 @@ impl Quads<'_> {
             p.truncate_scope(depth);
         }
         for ((b, i), vals) in self.stores.iter().zip(&lane_vals) {
-            let a = address(p, rl.var, &qb, b, i);
+            let a = address(p, rl.var, qb, b, i);
             if aligned {
                 p.line(format!(
                     "*reinterpret_cast<float4 *>{a} = make_float4({});",
@@ -446,7 +489,6 @@ impl Quads<'_> {
                 }
             }
         }
-        p.close();
     }
 }
 

@@ -278,6 +278,33 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// One-dimensional programs at lengths around multiples of 4: the
+    /// 16-byte entry point's whole quads and its scalar tail.
+    #[test]
+    fn random_vector_programs_match_the_interpreter(
+        e1 in expr(3),
+        n in prop_oneof![Just(1i64), Just(2), Just(3), Just(5), Just(6), Just(7), Just(1025), Just(4099)],
+    ) {
+        if !gpu_or_skip("random_vector_programs_match_the_interpreter") {
+            return Ok(());
+        }
+        let e1 = e1
+            .replace("a[i, N - 1 - j]", "a[N - 1 - j]")
+            .replace("a[i, j]", "a[j]")
+            .replace("b[i, j]", "b[j]");
+        let text = format!(
+            "program r(a: in f32[N], b: in f32[N], y: out f32[N]) {{\n  for j in 0..N {{\n    y[j] = {e1}\n  }}\n}}"
+        );
+        let program = tile_ir::parse_program(&text).unwrap();
+        let sizes = Sizes::from([("N".into(), n)]);
+        let r = check(&program, &sizes, &Default::default());
+        prop_assert!(r.is_ok(), "{}\n{text}", r.unwrap_err());
+    }
+}
+
 /// Runs `program` with rows staged in shared memory and without, at the
 /// same block size (which fixes the order of every reduction), and
 /// returns whether every output is identical bit for bit.
