@@ -1,0 +1,543 @@
+/* Tile: CUDA kernels of program `cross_entropy` (1 kernel). */
+
+struct TileArgs { long long lo, hi; long long S[16]; void *A[32]; int *err; };
+
+/* A failed check reports its site (1-based) and abandons the work item. */
+#define TILE_FAIL(id) do { atomicExch(err, (id)); return; } while (0)
+#define TILE_I32_MIN (-2147483647LL - 1)
+#define TILE_I32_MAX 2147483647LL
+
+#define TILE_D static __device__ __forceinline__
+TILE_D float tile_exp_f32(float x) { return expf(x); }
+TILE_D float tile_exp2_f32(float x) { return exp2f(x); }
+TILE_D float tile_log_f32(float x) { return logf(x); }
+TILE_D float tile_log2_f32(float x) { return log2f(x); }
+TILE_D float tile_sqrt_f32(float x) { return sqrtf(x); }
+TILE_D float tile_rsqrt_f32(float x) { return 1.0f / sqrtf(x); }
+TILE_D float tile_tanh_f32(float x) { return tanhf(x); }
+TILE_D float tile_sigmoid_f32(float x) { return 1.0f / (1.0f + expf(-x)); }
+TILE_D float tile_erf_f32(float x) { return erff(x); }
+TILE_D float tile_sin_f32(float x) { return sinf(x); }
+TILE_D float tile_cos_f32(float x) { return cosf(x); }
+TILE_D float tile_floor_f32(float x) { return floorf(x); }
+TILE_D float tile_ceil_f32(float x) { return ceilf(x); }
+TILE_D float tile_abs_f32(float x) { return fabsf(x); }
+TILE_D float tile_min_f32(float a, float b) { return fminf(a, b); }
+TILE_D float tile_max_f32(float a, float b) { return fmaxf(a, b); }
+TILE_D float tile_pow_f32(float a, float b) { return powf(a, b); }
+TILE_D float tile_fma_f32(float a, float b, float c) { return fmaf(a, b, c); }
+TILE_D double tile_exp_f64(double x) { return exp(x); }
+TILE_D double tile_exp2_f64(double x) { return exp2(x); }
+TILE_D double tile_log_f64(double x) { return log(x); }
+TILE_D double tile_log2_f64(double x) { return log2(x); }
+TILE_D double tile_sqrt_f64(double x) { return sqrt(x); }
+TILE_D double tile_rsqrt_f64(double x) { return 1.0 / sqrt(x); }
+TILE_D double tile_tanh_f64(double x) { return tanh(x); }
+TILE_D double tile_sigmoid_f64(double x) { return 1.0 / (1.0 + exp(-x)); }
+TILE_D double tile_erf_f64(double x) { return erf(x); }
+TILE_D double tile_sin_f64(double x) { return sin(x); }
+TILE_D double tile_cos_f64(double x) { return cos(x); }
+TILE_D double tile_floor_f64(double x) { return floor(x); }
+TILE_D double tile_ceil_f64(double x) { return ceil(x); }
+TILE_D double tile_abs_f64(double x) { return fabs(x); }
+TILE_D double tile_min_f64(double a, double b) { return fmin(a, b); }
+TILE_D double tile_max_f64(double a, double b) { return fmax(a, b); }
+TILE_D double tile_pow_f64(double a, double b) { return pow(a, b); }
+TILE_D double tile_fma_f64(double a, double b, double c) { return fma(a, b, c); }
+TILE_D long long tile_abs_i64(long long x) { return x < 0 ? -x : x; }
+TILE_D long long tile_min_i64(long long a, long long b) { return a < b ? a : b; }
+TILE_D long long tile_max_i64(long long a, long long b) { return a > b ? a : b; }
+TILE_D int tile_sat_i32(long long x) { return x < TILE_I32_MIN ? (int)TILE_I32_MIN : x > TILE_I32_MAX ? (int)TILE_I32_MAX : (int)x; }
+TILE_D long long tile_clampi_i64(long long x) { return tile_sat_i32(x); }
+/* Truncates toward zero and saturates to i32; NaN is 0. */
+TILE_D long long tile_f2i_f32(float x) {
+  if (!(x == x)) return 0;
+  if (x >= 2147483648.0f) return TILE_I32_MAX;
+  if (x <= -2147483649.0f) return TILE_I32_MIN;
+  return (long long)x;
+}
+TILE_D long long tile_f2i_f64(double x) {
+  if (!(x == x)) return 0;
+  if (x >= 2147483648.0) return TILE_I32_MAX;
+  if (x <= -2147483649.0) return TILE_I32_MIN;
+  return (long long)x;
+}
+/* 16-byte copies from device to shared memory: asynchronous (cp.async)
+   where the architecture has it (sm_80 and later), plain otherwise;
+   tile_cp_wait waits for this thread's copies. */
+TILE_D void tile_cp16(void *dst, const void *src) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"((unsigned)__cvta_generic_to_shared(dst)), "l"(src) : "memory");
+#else
+  *reinterpret_cast<float4 *>(dst) = *reinterpret_cast<const float4 *>(src);
+#endif
+}
+TILE_D void tile_cp_wait(void) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+}
+/* Truncating division; division by zero or overflow reports its site. */
+TILE_D long long tile_idiv_i64(long long a, long long b, int *err, int id) {
+  if (b == 0 || (b == -1 && a == (-9223372036854775807LL - 1))) { atomicExch(err, id); return 0; }
+  return a / b;
+}
+/* Remainder of the truncating division (the dividend's sign). */
+TILE_D long long tile_irem_i64(long long a, long long b, int *err, int id) {
+  if (b == 0 || (b == -1 && a == (-9223372036854775807LL - 1))) { atomicExch(err, id); return 0; }
+  return a % b;
+}
+
+/* Block-wide reductions: every thread passes its partial result and gets
+   the block's result. Warp shuffles, one value per warp in shared memory,
+   one barrier, then every thread combines the warps' values in warp order
+   (so all get the same bits). Consecutive reductions alternate between
+   two slot sets: a set is written again only after the next reduction's
+   barrier, which every thread reaches after reading it. */
+#define TILE_BLOCK_REDUCE(NAME, T, OP)                                      \
+TILE_D T NAME(T v, double *smem) {                                          \
+  T *s = (T *)smem;                                                         \
+  for (int o = 16; o > 0; o >>= 1) v = OP(v, __shfl_xor_sync(0xffffffffu, v, o)); \
+  const int nw = (blockDim.x + 31) >> 5;                                    \
+  if ((threadIdx.x & 31) == 0) s[threadIdx.x >> 5] = v;                     \
+  __syncthreads();                                                          \
+  T u = s[0];                                                               \
+  for (int w = 1; w < nw; w++) u = OP(u, s[w]);                             \
+  return u;                                                                 \
+}
+#define TILE_ADD(a, b) ((a) + (b))
+TILE_BLOCK_REDUCE(tile_block_sum_f32, float, TILE_ADD)
+TILE_BLOCK_REDUCE(tile_block_max_f32, float, fmaxf)
+TILE_BLOCK_REDUCE(tile_block_min_f32, float, fminf)
+TILE_BLOCK_REDUCE(tile_block_sum_f64, double, TILE_ADD)
+TILE_BLOCK_REDUCE(tile_block_max_f64, double, fmax)
+TILE_BLOCK_REDUCE(tile_block_min_f64, double, fmin)
+TILE_BLOCK_REDUCE(tile_block_sum_i64, long long, TILE_ADD)
+TILE_BLOCK_REDUCE(tile_block_max_i64, long long, tile_max_i64)
+TILE_BLOCK_REDUCE(tile_block_min_i64, long long, tile_min_i64)
+
+/* Column reductions (print_columns.rs): the block is blockDim.x columns by
+   blockDim.y slices; each thread passes its slice's result and gets its
+   column's, the slices combined in slice order by the column's first
+   thread (so every thread gets the same bits, whatever the timing). A set
+   holds one slot per thread; consecutive reductions alternate between two
+   sets, as above. */
+#define TILE_COL_REDUCE(NAME, T, OP)                                        \
+TILE_D T NAME(T v, double *smem) {                                          \
+  T *s = (T *)smem;                                                         \
+  const int x = threadIdx.x, w = blockDim.x;                                \
+  s[threadIdx.y * w + x] = v;                                               \
+  __syncthreads();                                                          \
+  if (threadIdx.y == 0) {                                                   \
+    T u = s[x];                                                             \
+    for (int y = 1; y < (int)blockDim.y; y++) u = OP(u, s[y * w + x]);      \
+    s[x] = u;                                                               \
+  }                                                                         \
+  __syncthreads();                                                          \
+  return s[x];                                                              \
+}
+TILE_COL_REDUCE(tile_col_sum_f32, float, TILE_ADD)
+TILE_COL_REDUCE(tile_col_max_f32, float, fmaxf)
+TILE_COL_REDUCE(tile_col_min_f32, float, fminf)
+TILE_COL_REDUCE(tile_col_sum_f64, double, TILE_ADD)
+TILE_COL_REDUCE(tile_col_max_f64, double, fmax)
+TILE_COL_REDUCE(tile_col_min_f64, double, fmin)
+TILE_COL_REDUCE(tile_col_sum_i64, long long, TILE_ADD)
+TILE_COL_REDUCE(tile_col_max_i64, long long, tile_max_i64)
+TILE_COL_REDUCE(tile_col_min_i64, long long, tile_min_i64)
+
+/* k0: row_reduction over i in 0..M; stores loss, dx; reads x, label */
+extern "C" __global__ void tile_k0(const TileArgs a) {
+  int *err = a.err;
+  const long long s_M = a.S[0];
+  const long long s_N = a.S[1];
+  const float *__restrict__ p_x = (const float *)a.A[0];
+  const long long n0_x = s_M;
+  const long long n1_x = s_N;
+  const int *__restrict__ p_label = (const int *)a.A[1];
+  const long long n0_label = s_M;
+  float *__restrict__ p_loss = (float *)a.A[2];
+  const long long n0_loss = s_M;
+  float *__restrict__ p_dx = (float *)a.A[3];
+  const long long n0_dx = s_M;
+  const long long n1_dx = s_N;
+  const long long dl0 = 0, dn0 = s_M;
+  __shared__ double tile_smem[64];
+  for (long long r = blockIdx.x; r < dn0; r += gridDim.x) {
+    const long long v_i = dl0 + r;
+    const long long bnd0 = 0, bnd1 = s_N;
+    float red0 = __int_as_float(0x7fc00000);
+    if (bnd1 > bnd0) {
+      if (!(v_i >= 0 && v_i < n0_x && bnd0 >= 0 && (bnd1 - 1) < n1_x)) TILE_FAIL(1);
+    }
+    {
+      const long long len0 = (long long)(bnd1 - bnd0);
+      const bool va0 = (reinterpret_cast<unsigned long long>(p_x + (v_i * n1_x + bnd0)) & 15ULL) == 0;
+      long long quad0 = (long long)threadIdx.x * 4;
+      if (va0) {
+        for (; quad0 + (long long)blockDim.x * 4 + 3 < len0; quad0 += (long long)blockDim.x * 8) {
+          const long long qb0 = bnd0 + quad0;
+          const float4 gq0 = *reinterpret_cast<const float4 *>(p_x + (v_i * n1_x + qb0));
+          const long long qb1 = bnd0 + quad0 + (long long)blockDim.x * 4;
+          const float4 gq1 = *reinterpret_cast<const float4 *>(p_x + (v_i * n1_x + qb1));
+          red0 = tile_max_f32(red0, gq0.x);
+          red0 = tile_max_f32(red0, gq0.y);
+          red0 = tile_max_f32(red0, gq0.z);
+          red0 = tile_max_f32(red0, gq0.w);
+          red0 = tile_max_f32(red0, gq1.x);
+          red0 = tile_max_f32(red0, gq1.y);
+          red0 = tile_max_f32(red0, gq1.z);
+          red0 = tile_max_f32(red0, gq1.w);
+        }
+        for (; quad0 + 3 < len0; quad0 += (long long)blockDim.x * 4) {
+          const long long qb2 = bnd0 + quad0;
+          const float4 gq2 = *reinterpret_cast<const float4 *>(p_x + (v_i * n1_x + qb2));
+          red0 = tile_max_f32(red0, gq2.x);
+          red0 = tile_max_f32(red0, gq2.y);
+          red0 = tile_max_f32(red0, gq2.z);
+          red0 = tile_max_f32(red0, gq2.w);
+        }
+      }
+      else {
+        for (; quad0 + 3 < len0; quad0 += (long long)blockDim.x * 4) {
+          const long long qb3 = bnd0 + quad0;
+          const float4 gq3 = make_float4((p_x + (v_i * n1_x + qb3))[0], (p_x + (v_i * n1_x + qb3))[1], (p_x + (v_i * n1_x + qb3))[2], (p_x + (v_i * n1_x + qb3))[3]);
+          red0 = tile_max_f32(red0, gq3.x);
+          red0 = tile_max_f32(red0, gq3.y);
+          red0 = tile_max_f32(red0, gq3.z);
+          red0 = tile_max_f32(red0, gq3.w);
+        }
+      }
+      for (long long q0 = quad0; q0 < len0; q0++) {
+        const long long v_j = bnd0 + q0;
+        const float gq4 = *(p_x + (v_i * n1_x + v_j));
+        red0 = tile_max_f32(red0, gq4);
+      }
+    }
+    red0 = tile_block_max_f32(red0, tile_smem + 0);
+    if (!(bnd1 > bnd0)) red0 = __int_as_float(0xff800000);
+    const float val0 = red0; /* m */
+    const long long bnd2 = 0, bnd3 = s_N;
+    float red1 = 0.0f;
+    if (bnd3 > bnd2) {
+      if (!(v_i >= 0 && v_i < n0_x && bnd2 >= 0 && (bnd3 - 1) < n1_x)) TILE_FAIL(2);
+    }
+    {
+      const long long len1 = (long long)(bnd3 - bnd2);
+      const bool va1 = (reinterpret_cast<unsigned long long>(p_x + (v_i * n1_x + bnd2)) & 15ULL) == 0;
+      long long quad1 = (long long)threadIdx.x * 4;
+      if (va1) {
+        for (; quad1 + (long long)blockDim.x * 4 + 3 < len1; quad1 += (long long)blockDim.x * 8) {
+          const long long qb4 = bnd2 + quad1;
+          const float4 gq5 = *reinterpret_cast<const float4 *>(p_x + (v_i * n1_x + qb4));
+          const long long qb5 = bnd2 + quad1 + (long long)blockDim.x * 4;
+          const float4 gq6 = *reinterpret_cast<const float4 *>(p_x + (v_i * n1_x + qb5));
+          red1 = red1 + tile_exp_f32((gq5.x - val0));
+          red1 = red1 + tile_exp_f32((gq5.y - val0));
+          red1 = red1 + tile_exp_f32((gq5.z - val0));
+          red1 = red1 + tile_exp_f32((gq5.w - val0));
+          red1 = red1 + tile_exp_f32((gq6.x - val0));
+          red1 = red1 + tile_exp_f32((gq6.y - val0));
+          red1 = red1 + tile_exp_f32((gq6.z - val0));
+          red1 = red1 + tile_exp_f32((gq6.w - val0));
+        }
+        for (; quad1 + 3 < len1; quad1 += (long long)blockDim.x * 4) {
+          const long long qb6 = bnd2 + quad1;
+          const float4 gq7 = *reinterpret_cast<const float4 *>(p_x + (v_i * n1_x + qb6));
+          red1 = red1 + tile_exp_f32((gq7.x - val0));
+          red1 = red1 + tile_exp_f32((gq7.y - val0));
+          red1 = red1 + tile_exp_f32((gq7.z - val0));
+          red1 = red1 + tile_exp_f32((gq7.w - val0));
+        }
+      }
+      else {
+        for (; quad1 + 3 < len1; quad1 += (long long)blockDim.x * 4) {
+          const long long qb7 = bnd2 + quad1;
+          const float4 gq8 = make_float4((p_x + (v_i * n1_x + qb7))[0], (p_x + (v_i * n1_x + qb7))[1], (p_x + (v_i * n1_x + qb7))[2], (p_x + (v_i * n1_x + qb7))[3]);
+          red1 = red1 + tile_exp_f32((gq8.x - val0));
+          red1 = red1 + tile_exp_f32((gq8.y - val0));
+          red1 = red1 + tile_exp_f32((gq8.z - val0));
+          red1 = red1 + tile_exp_f32((gq8.w - val0));
+        }
+      }
+      for (long long q1 = quad1; q1 < len1; q1++) {
+        const long long v_j = bnd2 + q1;
+        const float gq9 = *(p_x + (v_i * n1_x + v_j));
+        red1 = red1 + tile_exp_f32((gq9 - val0));
+      }
+    }
+    red1 = tile_block_sum_f32(red1, tile_smem + 32);
+    const float val1 = red1; /* s */
+    const long long bnd4 = 0, bnd5 = s_N;
+    float red2 = 0.0f;
+    if (bnd5 > bnd4) {
+      if (!(v_i >= 0 && v_i < n0_label)) TILE_FAIL(3);
+      if (!(v_i >= 0 && v_i < n0_x && bnd4 >= 0 && (bnd5 - 1) < n1_x)) TILE_FAIL(4);
+    }
+    {
+      const long long len2 = (long long)(bnd5 - bnd4);
+      long long quad2 = (long long)threadIdx.x * 4;
+      for (; quad2 + 3 < len2; quad2 += (long long)blockDim.x * 4) {
+        const long long qb8 = bnd4 + quad2;
+        const long long ld0 = ((long long)p_label[v_i]);
+        const long long alu0 = (qb8 + 0);
+        const float ld1 = p_x[(v_i * n1_x + alu0)];
+        red2 = red2 + (((qb8 + 0) == ld0) ? ld1 : 0.0f);
+        const long long ld2 = ((long long)p_label[v_i]);
+        const long long alu1 = (qb8 + 1);
+        const float ld3 = p_x[(v_i * n1_x + alu1)];
+        red2 = red2 + (((qb8 + 1) == ld2) ? ld3 : 0.0f);
+        const long long ld4 = ((long long)p_label[v_i]);
+        const long long alu2 = (qb8 + 2);
+        const float ld5 = p_x[(v_i * n1_x + alu2)];
+        red2 = red2 + (((qb8 + 2) == ld4) ? ld5 : 0.0f);
+        const long long ld6 = ((long long)p_label[v_i]);
+        const long long alu3 = (qb8 + 3);
+        const float ld7 = p_x[(v_i * n1_x + alu3)];
+        red2 = red2 + (((qb8 + 3) == ld6) ? ld7 : 0.0f);
+      }
+      for (long long q2 = quad2; q2 < len2; q2++) {
+        const long long v_j = bnd4 + q2;
+        const long long ld8 = ((long long)p_label[v_i]);
+        const float ld9 = p_x[(v_i * n1_x + v_j)];
+        red2 = red2 + ((v_j == ld8) ? ld9 : 0.0f);
+      }
+    }
+    red2 = tile_block_sum_f32(red2, tile_smem + 0);
+    const float val2 = red2; /* picked */
+    if (threadIdx.x == 0) {
+      if (!(v_i >= 0 && v_i < n0_loss)) TILE_FAIL(5);
+      p_loss[v_i] = ((val0 + tile_log_f32(val1)) - val2);
+    }
+    __syncthreads();
+    const long long bnd6 = 0, bnd7 = s_N;
+    if (bnd7 > bnd6) {
+      if (!(v_i >= 0 && v_i < n0_x && bnd6 >= 0 && (bnd7 - 1) < n1_x)) TILE_FAIL(6);
+      if (!(v_i >= 0 && v_i < n0_label)) TILE_FAIL(7);
+      if (!(v_i >= 0 && v_i < n0_dx && bnd6 >= 0 && (bnd7 - 1) < n1_dx)) TILE_FAIL(8);
+    }
+    {
+      const long long len3 = (long long)(bnd7 - bnd6);
+      long long quad3 = (long long)threadIdx.x * 4;
+      for (; quad3 + 3 < len3; quad3 += (long long)blockDim.x * 4) {
+        const long long qb9 = bnd6 + quad3;
+        const long long alu4 = (qb9 + 0);
+        const float ld10 = p_x[(v_i * n1_x + alu4)];
+        const long long ld11 = ((long long)p_label[v_i]);
+        const long long alu5 = (qb9 + 0);
+        p_dx[(v_i * n1_dx + alu5)] = ((tile_exp_f32((ld10 - val0)) / val1) - (((qb9 + 0) == ld11) ? 1.0f : 0.0f));
+        const long long alu6 = (qb9 + 1);
+        const float ld12 = p_x[(v_i * n1_x + alu6)];
+        const long long ld13 = ((long long)p_label[v_i]);
+        const long long alu7 = (qb9 + 1);
+        p_dx[(v_i * n1_dx + alu7)] = ((tile_exp_f32((ld12 - val0)) / val1) - (((qb9 + 1) == ld13) ? 1.0f : 0.0f));
+        const long long alu8 = (qb9 + 2);
+        const float ld14 = p_x[(v_i * n1_x + alu8)];
+        const long long ld15 = ((long long)p_label[v_i]);
+        const long long alu9 = (qb9 + 2);
+        p_dx[(v_i * n1_dx + alu9)] = ((tile_exp_f32((ld14 - val0)) / val1) - (((qb9 + 2) == ld15) ? 1.0f : 0.0f));
+        const long long alu10 = (qb9 + 3);
+        const float ld16 = p_x[(v_i * n1_x + alu10)];
+        const long long ld17 = ((long long)p_label[v_i]);
+        const long long alu11 = (qb9 + 3);
+        p_dx[(v_i * n1_dx + alu11)] = ((tile_exp_f32((ld16 - val0)) / val1) - (((qb9 + 3) == ld17) ? 1.0f : 0.0f));
+      }
+      for (long long q3 = quad3; q3 < len3; q3++) {
+        const long long v_j = bnd6 + q3;
+        const float ld18 = p_x[(v_i * n1_x + v_j)];
+        const long long ld19 = ((long long)p_label[v_i]);
+        p_dx[(v_i * n1_dx + v_j)] = ((tile_exp_f32((ld18 - val0)) / val1) - ((v_j == ld19) ? 1.0f : 0.0f));
+      }
+    }
+    __syncthreads();
+  }
+}
+
+/* k0 (rows staged in shared memory): row_reduction over i in 0..M; stores loss, dx; reads x, label */
+extern "C" __global__ void tile_k0_rows(const TileArgs a) {
+  int *err = a.err;
+  const long long s_M = a.S[0];
+  const long long s_N = a.S[1];
+  const float *__restrict__ p_x = (const float *)a.A[0];
+  const long long n0_x = s_M;
+  const long long n1_x = s_N;
+  const int *__restrict__ p_label = (const int *)a.A[1];
+  const long long n0_label = s_M;
+  float *__restrict__ p_loss = (float *)a.A[2];
+  const long long n0_loss = s_M;
+  float *__restrict__ p_dx = (float *)a.A[3];
+  const long long n0_dx = s_M;
+  const long long n1_dx = s_N;
+  const long long dl0 = 0, dn0 = s_M;
+  __shared__ double tile_smem[64];
+  extern __shared__ float4 tile_rows4[];
+  float *const tile_rows = reinterpret_cast<float *>(tile_rows4);
+  const long long ro0 = 0;
+  const long long ro1 = ro0 + (((n1_x > 0 ? n1_x : 0) + 3) & ~3LL);
+  float *__restrict__ p___scr0 = (float *)(tile_rows + ro1);
+  const long long n0___scr0 = s_N;
+  for (long long r = blockIdx.x; r < dn0; r += gridDim.x) {
+    const long long v_i = dl0 + r;
+    if (n1_x > 0) {
+      if (!(v_i >= 0 && v_i < n0_x)) TILE_FAIL(200001);
+      const float *src = p_x + v_i * n1_x;
+      float *dst = tile_rows + ro0;
+      const int len = (int)n1_x;
+      int q = (int)threadIdx.x * 4;
+      if ((reinterpret_cast<unsigned long long>(src) & 15ULL) == 0) {
+        for (; q + 3 < len; q += (int)blockDim.x * 4) {
+          tile_cp16(dst + q, src + q);
+        }
+      }
+      for (; q < len; q += (int)blockDim.x * 4) {
+        for (int e = q; e < len && e < q + 4; e++) dst[e] = src[e];
+      }
+    }
+    tile_cp_wait();
+    const long long bnd0 = 0, bnd1 = s_N;
+    float red0 = __int_as_float(0x7fc00000);
+    {
+      const int len0 = (int)(bnd1 - bnd0);
+      int quad0 = (int)threadIdx.x * 4;
+      for (; quad0 + 3 < len0; quad0 += (int)blockDim.x * 4) {
+        const long long qb0 = bnd0 + quad0;
+        const float4 sq0 = *reinterpret_cast<const float4 *>(tile_rows + ro0 + quad0);
+        red0 = tile_max_f32(red0, sq0.x);
+        red0 = tile_max_f32(red0, sq0.y);
+        red0 = tile_max_f32(red0, sq0.z);
+        red0 = tile_max_f32(red0, sq0.w);
+      }
+      for (int q0 = quad0; q0 < len0; q0++) {
+        const long long v_j = bnd0 + q0;
+        red0 = tile_max_f32(red0, tile_rows[ro0 + q0]);
+      }
+    }
+    red0 = tile_block_max_f32(red0, tile_smem + 0);
+    if (!(bnd1 > bnd0)) red0 = __int_as_float(0xff800000);
+    const float val0 = red0; /* m */
+    const long long bnd2 = 0, bnd3 = s_N;
+    if (bnd3 > bnd2) {
+      if (!(bnd2 >= 0 && (bnd3 - 1) < n0___scr0)) TILE_FAIL(200002);
+    }
+    float red1 = 0.0f;
+    {
+      const int len1 = (int)(bnd3 - bnd2);
+      const bool va1 = (reinterpret_cast<unsigned long long>(p___scr0 + bnd2) & 15ULL) == 0;
+      int quad1 = (int)threadIdx.x * 4;
+      if (va1) {
+        for (; quad1 + 3 < len1; quad1 += (int)blockDim.x * 4) {
+          const long long qb1 = bnd2 + quad1;
+          const float4 sq1 = *reinterpret_cast<const float4 *>(tile_rows + ro0 + quad1);
+          const float stv0 = tile_exp_f32((sq1.x - val0));
+          red1 = red1 + stv0;
+          const float stv1 = tile_exp_f32((sq1.y - val0));
+          red1 = red1 + stv1;
+          const float stv2 = tile_exp_f32((sq1.z - val0));
+          red1 = red1 + stv2;
+          const float stv3 = tile_exp_f32((sq1.w - val0));
+          red1 = red1 + stv3;
+          *reinterpret_cast<float4 *>(p___scr0 + qb1) = make_float4(stv0, stv1, stv2, stv3);
+        }
+      }
+      else {
+        for (; quad1 + 3 < len1; quad1 += (int)blockDim.x * 4) {
+          const long long qb2 = bnd2 + quad1;
+          const float4 sq2 = *reinterpret_cast<const float4 *>(tile_rows + ro0 + quad1);
+          const float stv4 = tile_exp_f32((sq2.x - val0));
+          red1 = red1 + stv4;
+          const float stv5 = tile_exp_f32((sq2.y - val0));
+          red1 = red1 + stv5;
+          const float stv6 = tile_exp_f32((sq2.z - val0));
+          red1 = red1 + stv6;
+          const float stv7 = tile_exp_f32((sq2.w - val0));
+          red1 = red1 + stv7;
+          (p___scr0 + qb2)[0] = stv4;
+          (p___scr0 + qb2)[1] = stv5;
+          (p___scr0 + qb2)[2] = stv6;
+          (p___scr0 + qb2)[3] = stv7;
+        }
+      }
+      for (int q1 = quad1; q1 < len1; q1++) {
+        const long long v_j = bnd2 + q1;
+        const float stv8 = tile_exp_f32((tile_rows[ro0 + q1] - val0));
+        red1 = red1 + stv8;
+        *(p___scr0 + v_j) = stv8;
+      }
+    }
+    red1 = tile_block_sum_f32(red1, tile_smem + 32);
+    const float val1 = red1; /* s */
+    const long long bnd4 = 0, bnd5 = s_N;
+    float red2 = 0.0f;
+    if (bnd5 > bnd4) {
+      if (!(v_i >= 0 && v_i < n0_label)) TILE_FAIL(200003);
+    }
+    {
+      const int len2 = (int)(bnd5 - bnd4);
+      int quad2 = (int)threadIdx.x * 4;
+      for (; quad2 + 3 < len2; quad2 += (int)blockDim.x * 4) {
+        const long long qb3 = bnd4 + quad2;
+        const float4 sq3 = *reinterpret_cast<const float4 *>(tile_rows + ro0 + quad2);
+        const long long ld0 = ((long long)p_label[v_i]);
+        red2 = red2 + (((qb3 + 0) == ld0) ? sq3.x : 0.0f);
+        const long long ld1 = ((long long)p_label[v_i]);
+        red2 = red2 + (((qb3 + 1) == ld1) ? sq3.y : 0.0f);
+        const long long ld2 = ((long long)p_label[v_i]);
+        red2 = red2 + (((qb3 + 2) == ld2) ? sq3.z : 0.0f);
+        const long long ld3 = ((long long)p_label[v_i]);
+        red2 = red2 + (((qb3 + 3) == ld3) ? sq3.w : 0.0f);
+      }
+      for (int q2 = quad2; q2 < len2; q2++) {
+        const long long v_j = bnd4 + q2;
+        const long long ld4 = ((long long)p_label[v_i]);
+        red2 = red2 + ((v_j == ld4) ? tile_rows[ro0 + q2] : 0.0f);
+      }
+    }
+    red2 = tile_block_sum_f32(red2, tile_smem + 0);
+    const float val2 = red2; /* picked */
+    if (threadIdx.x == 0) {
+      if (!(v_i >= 0 && v_i < n0_loss)) TILE_FAIL(200004);
+      p_loss[v_i] = ((val0 + tile_log_f32(val1)) - val2);
+    }
+    __syncthreads();
+    const long long bnd6 = 0, bnd7 = s_N;
+    if (bnd7 > bnd6) {
+      if (!(bnd6 >= 0 && (bnd7 - 1) < n0___scr0)) TILE_FAIL(200005);
+      if (!(v_i >= 0 && v_i < n0_label)) TILE_FAIL(200006);
+      if (!(v_i >= 0 && v_i < n0_dx && bnd6 >= 0 && (bnd7 - 1) < n1_dx)) TILE_FAIL(200007);
+    }
+    {
+      const int len3 = (int)(bnd7 - bnd6);
+      int quad3 = (int)threadIdx.x * 4;
+      for (; quad3 + 3 < len3; quad3 += (int)blockDim.x * 4) {
+        const long long qb4 = bnd6 + quad3;
+        const long long alu0 = (qb4 + 0);
+        const float ld5 = p___scr0[alu0];
+        const long long ld6 = ((long long)p_label[v_i]);
+        const long long alu1 = (qb4 + 0);
+        p_dx[(v_i * n1_dx + alu1)] = ((ld5 / val1) - (((qb4 + 0) == ld6) ? 1.0f : 0.0f));
+        const long long alu2 = (qb4 + 1);
+        const float ld7 = p___scr0[alu2];
+        const long long ld8 = ((long long)p_label[v_i]);
+        const long long alu3 = (qb4 + 1);
+        p_dx[(v_i * n1_dx + alu3)] = ((ld7 / val1) - (((qb4 + 1) == ld8) ? 1.0f : 0.0f));
+        const long long alu4 = (qb4 + 2);
+        const float ld9 = p___scr0[alu4];
+        const long long ld10 = ((long long)p_label[v_i]);
+        const long long alu5 = (qb4 + 2);
+        p_dx[(v_i * n1_dx + alu5)] = ((ld9 / val1) - (((qb4 + 2) == ld10) ? 1.0f : 0.0f));
+        const long long alu6 = (qb4 + 3);
+        const float ld11 = p___scr0[alu6];
+        const long long ld12 = ((long long)p_label[v_i]);
+        const long long alu7 = (qb4 + 3);
+        p_dx[(v_i * n1_dx + alu7)] = ((ld11 / val1) - (((qb4 + 3) == ld12) ? 1.0f : 0.0f));
+      }
+      for (int q3 = quad3; q3 < len3; q3++) {
+        const long long v_j = bnd6 + q3;
+        const float ld13 = p___scr0[v_j];
+        const long long ld14 = ((long long)p_label[v_i]);
+        p_dx[(v_i * n1_dx + v_j)] = ((ld13 / val1) - ((v_j == ld14) ? 1.0f : 0.0f));
+      }
+    }
+    __syncthreads();
+  }
+}
