@@ -1,8 +1,11 @@
 //! Notes on plans that are correct but costly: a reduction that walks the
 //! same range as an enclosing loop or reduction does it once per iteration
 //! of that loop, so the work grows with the square of the range's extent
-//! (ranking by counting, recomputed attention scores). `tile plan` prints
-//! them under `notes:`; they explain a slow mapping, they change nothing.
+//! (ranking by counting, recomputed attention scores); a reduction that
+//! reads an operand down its columns, in step with an enclosing loop,
+//! is a matrix product with no tiling (every result re-reads a whole
+//! column). `tile plan` prints them under `notes:`; they explain a slow
+//! mapping, they change nothing.
 
 use crate::{Kernel, Mapping};
 use tile_ir::{Expr, LoopVar, Stmt};
@@ -89,6 +92,16 @@ fn expr(
                 notes.push(note);
             }
         }
+        if let Some((buf, outer)) = down_a_column(body, var, open) {
+            let note = format!(
+                "[untiled] {} line {line}: the {} over `{var}` reads `{buf}` down a column (its last index follows `{outer}`, an enclosing variable), so each result re-reads a whole column: Tile has no tiled mapping for matrix products (blocks of both operands kept in cache or shared memory)",
+                k.name,
+                op.name()
+            );
+            if !notes.contains(&note) {
+                notes.push(note);
+            }
+        }
         expr(k, lo, line, open, notes);
         expr(k, hi, line, open, notes);
         open.push((var.clone(), (**lo).clone(), (**hi).clone()));
@@ -99,4 +112,46 @@ fn expr(
     for c in e.children() {
         expr(k, c, line, open, notes);
     }
+}
+
+/// A load in `body` whose indices before the last use the reduction
+/// variable `var` while its last index uses an enclosing variable and not
+/// `var`, and which some other enclosing variable does not index, so the
+/// column is read again for each of its values (`b[k, j]` in `sum(k:
+/// a[i, k] * b[k, j])`, re-read for every `i`; a column sum reads each
+/// column once): its buffer and the variable of its last index.
+fn down_a_column(
+    body: &Expr,
+    var: &str,
+    open: &[(String, Expr, Expr)],
+) -> Option<(String, String)> {
+    let mut found = None;
+    body.walk(&mut |x| {
+        let Expr::Load { buf, idx } = x else {
+            return;
+        };
+        let Some((last, rest)) = idx.split_last() else {
+            return;
+        };
+        let uses = |e: &Expr, n: &str| {
+            let mut free = Vec::new();
+            e.free_vars(&mut free);
+            free.iter().any(|f| f == n)
+        };
+        if found.is_some() || uses(last, var) || !rest.iter().any(|e| uses(e, var)) {
+            return;
+        }
+        // Re-read: some enclosing variable is in no index, so the same
+        // column is read again for each of its values.
+        let reread = open
+            .iter()
+            .any(|(n, _, _)| n != var && !idx.iter().any(|e| uses(e, n)));
+        if !reread {
+            return;
+        }
+        if let Some((outer, _, _)) = open.iter().rev().find(|(n, _, _)| uses(last, n)) {
+            found = Some((buf.clone(), outer.clone()));
+        }
+    });
+    found
 }
