@@ -34,7 +34,7 @@ pub use launch::{
     compile, Bound, CudaModule, CudaOptions, RowStaging, DEFAULT_ROW_UNROLL, STAGE_ROWS_LONGER_THAN,
 };
 pub use prelude::PRELUDE;
-pub use print_rows::SERIAL_ROW;
+pub use print_rows::{LOCKSTEP_ROW, SERIAL_ROW};
 pub use runtime::{gpu, DeviceBuffer, Gpu};
 
 /// Everything that can go wrong on the CUDA path.

@@ -121,6 +121,21 @@ pub(crate) fn row_reduction(
             p.line("__syncthreads();");
         }
         ctx.keep.stmts.push(stmts);
+    } else if lockstep(body) {
+        p.line(LOCKSTEP_ROW);
+        let mut ctx = RowCtx {
+            program: extended,
+            plan: None,
+            red: 0,
+            keep: Keep::default(),
+            unroll,
+        };
+        p.vector_loops = false;
+        for s in &k.body {
+            lockstep_stmt(p, s, &mut ctx);
+        }
+        // The next row's reductions reuse the shared slot sets.
+        p.line("__syncthreads();");
     } else {
         p.line(SERIAL_ROW);
         p.open("if (threadIdx.x == 0)");
@@ -135,7 +150,96 @@ pub(crate) fn row_reduction(
 
 /// The comment marking a row run on one thread of its block.
 pub const SERIAL_ROW: &str =
-    "/* row on one thread: an `if`, or an inner loop the block cannot share (see print_rows.rs) */";
+    "/* row on one thread: an `if`, or an inner loop the block cannot share, and no reduction to split (see print_rows.rs) */";
+
+/// The comment marking a row whose statements every thread walks in
+/// program order.
+pub const LOCKSTEP_ROW: &str =
+    "/* row in lockstep: every thread walks its statements in order, each reduction split over the block, thread 0 stores (see print_rows.rs) */";
+
+/// Whether a row the block cannot share runs in lockstep: it has a
+/// reduction to split, and no loop bound holds one. In lockstep every
+/// thread walks the row's statements in program order: bindings, loop
+/// variables and conditions are the same in every thread (loads of the
+/// same element, block reductions that give every thread the same bits),
+/// so every thread takes the same branches and reaches the same barriers;
+/// thread 0 alone stores, and a barrier follows each store, so a later
+/// read in any thread sees it. Rows without a reduction run on thread 0
+/// (lockstep would only add barriers).
+fn lockstep(body: &[Stmt]) -> bool {
+    let mut reduces = false;
+    let mut bounds_reduce = false;
+    for s in body {
+        s.walk(&mut |t| {
+            if let Stmt::For { vars, .. } = t {
+                bounds_reduce |= vars
+                    .iter()
+                    .any(|v| v.lo.has_reduction() || v.hi.has_reduction());
+            }
+        });
+        s.walk_exprs(&mut |e| reduces |= e.has_reduction());
+    }
+    reduces && !bounds_reduce
+}
+
+/// A statement of a lockstep row ([`lockstep`]).
+fn lockstep_stmt(p: &mut Printer, s: &Stmt, ctx: &mut RowCtx) {
+    p.set_line(s.span().line);
+    match s {
+        Stmt::Let { .. } | Stmt::Store { .. } => {
+            let mut s = s.clone();
+            if let Stmt::Store { idx, .. } = &mut s {
+                for e in idx.iter_mut() {
+                    lower_reductions(p, e, ctx);
+                }
+            }
+            // Thread 0 stores the value every thread computed (row_stmt).
+            row_stmt(p, &s, ctx);
+            ctx.keep.stmts.push(vec![s]);
+        }
+        Stmt::For { vars, body, .. } => {
+            let depth = p.scope_len();
+            for lv in vars {
+                p.open("");
+                let (bl, bh) = loop_bounds(p, &lv.lo, &lv.hi);
+                let cv = Printer::var_name(&lv.name);
+                p.open(format!("for (long long {cv} = {bl}; {cv} < {bh}; {cv}++)"));
+                p.bind_loop(&lv.name, &cv);
+            }
+            for t in body {
+                lockstep_stmt(p, t, ctx);
+            }
+            // An iteration's block reductions reuse the slot sets of the
+            // one before: every thread reads them first.
+            p.line("__syncthreads();");
+            for _ in vars {
+                p.close();
+                p.close();
+            }
+            p.truncate_scope(depth);
+        }
+        Stmt::If {
+            cond, then, els, ..
+        } => {
+            let mut c = Box::new(cond.clone());
+            lower_reductions(p, &mut c, ctx);
+            let (code, _) = p.lower_as(&c, VTy::Bool);
+            ctx.keep.exprs.push(c);
+            for (branch, head) in [(then, format!("if ({code})")), (els, "else".to_string())] {
+                if branch.is_empty() {
+                    continue;
+                }
+                p.open(head);
+                let depth = p.scope_len();
+                for t in branch {
+                    lockstep_stmt(p, t, ctx);
+                }
+                p.truncate_scope(depth);
+                p.close();
+            }
+        }
+    }
+}
 
 /// Whether a row's statements can be shared by the block: bindings (their
 /// reductions split over the block; a reduction nested in another's body

@@ -305,6 +305,39 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Rows the block cannot share (an `if` and a scatter to a counted
+    /// column) walk their statements in lockstep with each reduction split
+    /// over the block: the branch follows an exact count, the stored
+    /// values a reduction of another kind, and one form reads back what an
+    /// earlier iteration stored.
+    #[test]
+    fn random_lockstep_rows_match_the_interpreter(
+        cmp in prop_oneof![Just(">"), Just("<"), Just(">=")],
+        op in prop_oneof![Just("sum"), Just("max"), Just("min")],
+        w in prop_oneof![Just("x[i, t] * x[i, j]"), Just("exp(x[i, t] - x[i, j])"), Just("abs(x[i, t])")],
+        carried in any::<bool>(),
+        m in prop_oneof![Just(1i64), Just(3), Just(17)],
+        n in prop_oneof![Just(1i64), Just(5), Just(33), Just(300)],
+    ) {
+        if !gpu_or_skip("random_lockstep_rows_match_the_interpreter") {
+            return Ok(());
+        }
+        let carry = if carried { " + y[i, N - 1 - c]" } else { "" };
+        let text = format!(
+            "program r(x: in f32[M, N], y: inout f32[M, N]) {{\n  for i in 0..M {{\n    for j in 0..N {{\n      c = sum(t in 0..N: select(x[i, t] {cmp} x[i, j], 1, 0))\n      v = {op}(t in 0..N: {w})\n      if c < N / 2 {{\n        y[i, c] = v{carry}\n      }} else {{\n        y[i, N - 1 - j] = v * 0.5\n      }}\n    }}\n  }}\n}}"
+        );
+        let program = tile_ir::parse_program(&text).unwrap();
+        let src = tile_cuda::emit_cuda(&compile(&program, &Options::default()).unwrap()).unwrap();
+        prop_assert!(src.contains(tile_cuda::LOCKSTEP_ROW), "{text}");
+        let sizes = Sizes::from([("M".into(), m), ("N".into(), n)]);
+        let r = check(&program, &sizes, &Default::default());
+        prop_assert!(r.is_ok(), "{}\n{text}", r.unwrap_err());
+    }
+}
+
 /// Runs `program` with rows staged in shared memory and without, at the
 /// same block size (which fixes the order of every reduction), and
 /// returns whether every output is identical bit for bit.
