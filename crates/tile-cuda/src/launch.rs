@@ -568,7 +568,7 @@ impl CudaModule {
         }
         let program = &self.plan.program;
         let risky = self.plan.kernels.iter().find(|k| match k.mapping {
-            Mapping::ColumnReduction => crate::print_columns::shares(&k.body),
+            Mapping::ColumnReduction => crate::print_columns::shares(k),
             Mapping::FullReduction => tile_emit::FullParts::of(program, k).is_some_and(|f| f.deep),
             _ => false,
         });
@@ -825,7 +825,7 @@ impl CudaModule {
                         .max()
                         .unwrap_or(0)
                         / ncols;
-                    let ny = if crate::print_columns::shares(&k.body) {
+                    let ny = if crate::print_columns::shares(k) {
                         let want = self.opts.col_slices.map_or_else(
                             || ((per_col / 8).max(1) as u64).next_power_of_two(),
                             |n| 1u64 << n.clamp(1, 32).ilog2(),

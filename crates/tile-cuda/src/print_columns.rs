@@ -15,7 +15,6 @@
 //! run each column on its first thread in program order (the launch then
 //! gives the block one slice).
 
-use crate::print_rows::block_shareable;
 use crate::quad_loops::{scalar, sfx, Keep};
 use tile_emit::{Printer, VTy};
 use tile_ir::{Expr, Stmt};
@@ -34,9 +33,10 @@ struct ColCtx {
 }
 
 /// Whether the block shares a column's statements (slices per column),
-/// as the printer and the launch both need to know.
-pub(crate) fn shares(body: &[Stmt]) -> bool {
-    block_shareable(body)
+/// as the printer and the launch both need to know: tile-plan's
+/// [`tile_plan::Sharing`] of the kernel.
+pub(crate) fn shares(k: &Kernel) -> bool {
+    crate::print_rows::sharing(k) == tile_plan::Sharing::Split
 }
 
 pub(crate) fn column_reduction(p: &mut Printer, k: &Kernel) {
@@ -47,7 +47,7 @@ pub(crate) fn column_reduction(p: &mut Printer, k: &Kernel) {
         p.extent(&col.lo, &col.hi)
     ));
     p.line("if (dn0 <= 0) return;");
-    let shared = shares(&k.body);
+    let shared = shares(k);
     if shared {
         p.line(format!("__shared__ double tile_smem[{}];", 2 * SET));
     }

@@ -7,14 +7,16 @@
 //! followed by the reduction that reads it back runs as one loop (the fill
 //! loop's values are reduced as they are stored); a row's own result
 //! (`y[i] = ...` with reductions) is reduced by the block and stored by
-//! one thread. Rows the block cannot share (nested reductions, `if`) run
-//! on thread 0 in program order, marked by a comment in the source.
+//! one thread. Rows the block cannot share (an `if`, an inner loop whose
+//! iterations are not independent) walk their statements in lockstep when
+//! they reduce, else run on thread 0, each marked by a comment in the
+//! source; tile-plan decides which ([`tile_plan::Sharing`]).
 
 use crate::quad_loops::{self, scalar, sfx, Each, Keep, RowLoop};
 use crate::stage_rows::RowPlan;
 use tile_emit::{Printer, VTy};
 use tile_ir::{Expr, LoopVar, Program, ReduceOp, Stmt};
-use tile_plan::Kernel;
+use tile_plan::{Kernel, Sharing};
 
 /// What row statements are printed against.
 struct RowCtx<'a> {
@@ -85,7 +87,8 @@ pub(crate) fn row_reduction(
     p.line(format!("const long long {rv} = dl0 + r;"));
     p.bind_loop(&row.name, &rv);
     let body = plan.map_or(&k.body, |r| &r.body);
-    if block_shareable(body) {
+    let sharing = sharing(k);
+    if sharing == Sharing::Split {
         let mut ctx = RowCtx {
             program: extended,
             plan,
@@ -121,7 +124,7 @@ pub(crate) fn row_reduction(
             p.line("__syncthreads();");
         }
         ctx.keep.stmts.push(stmts);
-    } else if lockstep(body) {
+    } else if let Sharing::Lockstep(_) = sharing {
         p.line(LOCKSTEP_ROW);
         let mut ctx = RowCtx {
             program: extended,
@@ -157,32 +160,18 @@ pub const SERIAL_ROW: &str =
 pub const LOCKSTEP_ROW: &str =
     "/* row in lockstep: every thread walks its statements in order, each reduction split over the block, thread 0 stores (see print_rows.rs) */";
 
-/// Whether a row the block cannot share runs in lockstep: it has a
-/// reduction to split, and no loop bound holds one. In lockstep every
-/// thread walks the row's statements in program order: bindings, loop
-/// variables and conditions are the same in every thread (loads of the
-/// same element, block reductions that give every thread the same bits),
-/// so every thread takes the same branches and reaches the same barriers;
-/// thread 0 alone stores, and a barrier follows each store, so a later
-/// read in any thread sees it. Rows without a reduction run on thread 0
-/// (lockstep would only add barriers).
-fn lockstep(body: &[Stmt]) -> bool {
-    let mut reduces = false;
-    let mut bounds_reduce = false;
-    for s in body {
-        s.walk(&mut |t| {
-            if let Stmt::For { vars, .. } = t {
-                bounds_reduce |= vars
-                    .iter()
-                    .any(|v| v.lo.has_reduction() || v.hi.has_reduction());
-            }
-        });
-        s.walk_exprs(&mut |e| reduces |= e.has_reduction());
-    }
-    reduces && !bounds_reduce
+/// How the block shares the kernel's rows or columns: tile-plan's fact
+/// ([`Kernel::sharing`]), or for a kernel built without `compile`,
+/// tile-plan's rule applied to its body.
+pub(crate) fn sharing(k: &Kernel) -> Sharing {
+    k.sharing
+        .clone()
+        .unwrap_or_else(|| tile_plan::sharing(&k.body))
 }
 
-/// A statement of a lockstep row ([`lockstep`]).
+/// A statement of a lockstep row ([`Sharing::Lockstep`]: every thread
+/// walks the statements in program order; thread 0 stores, a barrier after
+/// each store and loop iteration).
 fn lockstep_stmt(p: &mut Printer, s: &Stmt, ctx: &mut RowCtx) {
     p.set_line(s.span().line);
     match s {
@@ -239,29 +228,6 @@ fn lockstep_stmt(p: &mut Printer, s: &Stmt, ctx: &mut RowCtx) {
             }
         }
     }
-}
-
-/// Whether a row's statements can be shared by the block: bindings (their
-/// reductions split over the block; a reduction nested in another's body
-/// or bounds runs whole in each thread's share), single-variable inner
-/// loops whose iterations are independent, and plain stores.
-pub(crate) fn block_shareable(body: &[Stmt]) -> bool {
-    body.iter().all(|s| match s {
-        Stmt::Let { .. } => true,
-        Stmt::For { vars, body, .. } => {
-            vars.len() == 1
-                && tile_emit::can_vectorize(&vars[0].name, body)
-                && body.iter().all(|t| {
-                    let mut ok = true;
-                    t.walk(&mut |u| ok &= !matches!(u, Stmt::For { .. }));
-                    ok
-                })
-        }
-        // A per-row result (`y[i] = log(sum(j in 0..N: ...))`): its
-        // reductions run over the block, the store on one thread.
-        Stmt::Store { idx, .. } => idx.iter().all(|e| !e.has_reduction()),
-        Stmt::If { .. } => false,
-    })
 }
 
 pub(crate) fn identity(op: ReduceOp, t: VTy) -> &'static str {

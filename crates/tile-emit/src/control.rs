@@ -123,7 +123,8 @@ impl Printer<'_> {
             t = self.d.int
         ));
         if rest.is_empty() {
-            let vectorize = self.vector_loops && can_vectorize(&lv.name, body);
+            // Lane independence is tile-plan's fact.
+            let vectorize = self.vector_loops && tile_plan::lanes_independent(&lv.name, body);
             self.loop_level(&lv.name, &blo, &bhi, body, vectorize);
         } else {
             let cv = Printer::var_name(&lv.name);
@@ -547,62 +548,4 @@ impl Printer<'_> {
         self.close();
         Val::vec(r, t, mw)
     }
-}
-
-/// Can the iterations of an innermost `for` over `var` run as vector lanes
-/// without changing what the loop computes? Yes when the body has no inner
-/// loop and every buffer it writes is read and written only at one index,
-/// which moves with `var` (so iterations touch disjoint elements).
-/// Distinct parameters never overlap (the runtime checks it).
-pub fn can_vectorize(var: &str, body: &[Stmt]) -> bool {
-    let mut ok = true;
-    let mut stores: Vec<(String, Vec<Expr>)> = Vec::new();
-    for s in body {
-        s.walk(&mut |t| match t {
-            Stmt::For { .. } => ok = false,
-            Stmt::Store { buf, idx, .. } => stores.push((buf.clone(), idx.clone())),
-            _ => {}
-        });
-    }
-    if !ok {
-        return false;
-    }
-    let mut bound: Vec<String> = Vec::new();
-    for s in body {
-        s.walk(&mut |t| {
-            if let Stmt::Let { name, .. } = t {
-                bound.push(name.clone());
-            }
-        });
-    }
-    for (buf, idx) in &stores {
-        // Injective in `var`: some dimension is `a * var + c` (a != 0) with
-        // `c` fixed over the loop (no name bound inside the body).
-        let moves = idx.iter().any(|e| {
-            tile_plan::affine::Affine::of(e)
-                .is_some_and(|a| a.coeff(var) != 0 && a.terms.keys().all(|n| !bound.contains(n)))
-        });
-        if !moves {
-            return false;
-        }
-        let mut same = true;
-        for s in body {
-            s.walk(&mut |t| {
-                if let Stmt::Store { buf: b, idx: i, .. } = t {
-                    same &= b != buf || i == idx;
-                }
-            });
-            s.walk_exprs(&mut |e| {
-                e.walk(&mut |x| {
-                    if let Expr::Load { buf: b, idx: i } = x {
-                        same &= b != buf || i == idx;
-                    }
-                })
-            });
-        }
-        if !same {
-            return false;
-        }
-    }
-    true
 }

@@ -42,7 +42,6 @@ mod printer;
 mod split_full;
 
 pub use cache_reduced_values::{cache_reduced_values, with_scratch, ScratchRow};
-pub use control::can_vectorize;
 pub use dialect::{Dialect, VectorSpelling};
 pub use printer::{Printed, Printer, Site, VTy};
 pub use split_full::{full_names, FullParts};

@@ -1,13 +1,17 @@
 //! `execute_plan`: run a plan's kernels on the FP64 interpreter, each with
 //! its own mapping's freedom of order. This is how the legality property
 //! test checks the planner: parallel mappings must give the sequential
-//! result whatever order their work items run in.
+//! result whatever order their work items run in. Shuffled runs also walk
+//! the inner loops of rows and columns the block may split
+//! ([`crate::Sharing::Split`]) backwards: their iterations run on
+//! different threads and lanes, so no iteration may depend on another.
 
 use std::collections::BTreeMap;
 use tile_ir::interp::{Env, Machine, RunError, Value};
 use tile_ir::{Array, Span};
 
-use crate::{Mapping, Plan};
+use crate::{Mapping, Plan, Sharing};
+use tile_ir::{BinOp, Expr, LoopVar, Stmt};
 
 /// The order in which work items of parallel kernels run.
 #[derive(Clone, Copy, Debug)]
@@ -49,6 +53,12 @@ pub fn execute_plan(
             let total = k
                 .work_items(&sizes)
                 .map_err(|e| RunError::TooLarge(e.to_string()))?;
+            let split = k.sharing == Some(Sharing::Split) && matches!(order, Order::Shuffled(_));
+            let body = if split {
+                reversed_inner_loops(&k.body)
+            } else {
+                k.body.clone()
+            };
             let mut run_point = |p: i64, env: &mut Env| -> Result<(), RunError> {
                 let depth = env.len();
                 let mut rest = p;
@@ -60,7 +70,7 @@ pub fn execute_plan(
                 for (v, c) in k.domain.iter().zip(coords) {
                     env.push(&v.name, Value::I(c));
                 }
-                m.exec(&k.body, env)?;
+                m.exec(&body, env)?;
                 env.truncate(depth);
                 Ok(())
             };
@@ -106,4 +116,39 @@ fn shuffle(v: &mut [i64], seed: u64) {
         s ^= s << 17;
         v.swap(i, (s % (i as u64 + 1)) as usize);
     }
+}
+
+/// `body` with each top-level single-variable loop walked backwards:
+/// `for j in lo..hi { S }` becomes `for __rev_j in lo..hi { j = lo + hi -
+/// 1 - __rev_j; S }`.
+fn reversed_inner_loops(body: &[Stmt]) -> Vec<Stmt> {
+    body.iter()
+        .map(|s| match s {
+            Stmt::For { vars, body, span } if vars.len() == 1 => {
+                let v = &vars[0];
+                let rev = format!("__rev_{}", v.name);
+                let last = Expr::binary(
+                    BinOp::Sub,
+                    Expr::binary(BinOp::Add, v.lo.clone(), v.hi.clone()),
+                    Expr::Int(1),
+                );
+                let mut inner = vec![Stmt::Let {
+                    name: v.name.clone(),
+                    value: Expr::binary(BinOp::Sub, last, Expr::var(&rev)),
+                    span: *span,
+                }];
+                inner.extend(body.iter().cloned());
+                Stmt::For {
+                    vars: vec![LoopVar {
+                        name: rev,
+                        lo: v.lo.clone(),
+                        hi: v.hi.clone(),
+                    }],
+                    body: inner,
+                    span: *span,
+                }
+            }
+            s => s.clone(),
+        })
+        .collect()
 }

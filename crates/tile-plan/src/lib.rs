@@ -3,7 +3,7 @@
 //!
 //! [`compile`] is the whole pipeline, in order:
 //! `verify -> fold_constants -> share_common_values -> remove_dead_code ->
-//! find_unused_inputs -> plan_groups`. With `TILE_LOG=passes` in the
+//! find_unused_inputs -> plan_groups -> find_row_forms -> find_costs`. With `TILE_LOG=passes` in the
 //! environment it prints the program after each pass to stderr.
 //!
 //! ```
@@ -26,6 +26,7 @@ mod check_ranges;
 mod execute;
 mod find_costs;
 mod find_hazards;
+mod find_row_forms;
 mod find_unused_inputs;
 mod fold_constants;
 pub mod orient_rows;
@@ -40,6 +41,7 @@ pub use execute::{execute_plan, Order};
 pub use find_hazards::{
     find_element_hazards, find_nest_dependency, find_row_hazards, find_split_hazards,
 };
+pub use find_row_forms::{find_row_forms, lanes_independent, sharing, Sharing};
 pub use find_unused_inputs::find_unused_inputs;
 pub use fold_constants::{fold_constants, fold_expr};
 pub use plan::{Fallback, Kernel, Mapping, Plan, Rule};
@@ -112,6 +114,7 @@ pub fn compile_skipping(
     }
     let unused = find_unused_inputs(&p);
     let mut plan = plan_groups(&p, unused, options.fusion);
+    find_row_forms(&mut plan.kernels);
     plan.notes = find_costs::find_costs(&plan.kernels);
     if log {
         eprintln!("== after plan_groups ==\n{plan}");

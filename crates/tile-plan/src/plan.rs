@@ -119,6 +119,9 @@ pub struct Kernel {
     pub reads: Vec<String>,
     /// Source lines of the statements it came from.
     pub lines: Vec<u32>,
+    /// Row and column kernels: how a block's threads share one row or
+    /// column ([`crate::find_row_forms`]); `None` for other mappings.
+    pub sharing: Option<crate::Sharing>,
 }
 
 impl Kernel {
@@ -222,6 +225,7 @@ impl Plan {
                     "reads": k.reads,
                     "domain": k.domain.iter().map(|v| format!("{} in {}..{}", v.name, v.lo, v.hi)).collect::<Vec<_>>(),
                     "lines": k.lines,
+                    "sharing": k.sharing.as_ref().map(|s| s.describe()),
                 })
             })
             .collect();
@@ -269,6 +273,14 @@ impl fmt::Display for Plan {
             writeln!(f, "     reads:  {}", list(&k.reads))?;
             if !lines.is_empty() {
                 writeln!(f, "     lines:  {}", lines.join(", "))?;
+            }
+            if let Some(sh) = &k.sharing {
+                let what = if k.mapping == Mapping::ColumnReduction {
+                    "column"
+                } else {
+                    "row"
+                };
+                writeln!(f, "     {what}:{} {}", " ".repeat(6 - what.len()), sh.describe())?;
             }
         }
         if self.fallbacks.is_empty() {

@@ -282,6 +282,7 @@ fn kernel(mapping: Mapping, domain: Vec<LoopVar>, body: Vec<Stmt>, lines: Vec<u3
         domain,
         body,
         lines,
+        sharing: None,
     }
 }
 

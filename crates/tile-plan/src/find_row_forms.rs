@@ -1,0 +1,168 @@
+//! How the threads of a block share one work item of a row or column
+//! kernel (a row, a column), decided here so that the back ends only
+//! print it:
+//!
+//! - [`Sharing::Split`]: bindings, plain stores and single-variable inner
+//!   loops whose iterations are independent ([`lanes_independent`]): the
+//!   row's reductions and inner loops split over threads and lanes;
+//! - [`Sharing::Lockstep`]: an `if`, or an inner loop whose iterations are
+//!   not independent, in a row that reduces: every thread walks the
+//!   statements in program order, each reduction splits over the block,
+//!   one thread stores (a barrier after each store);
+//! - [`Sharing::InOrder`]: such a row with no reduction to split (a
+//!   running sum): one thread runs it in program order.
+//!
+//! The reason of the last two names the statement and its line.
+
+use crate::affine::Affine;
+use crate::{Kernel, Mapping};
+use tile_ir::{Expr, Stmt};
+
+/// How a block's threads share a row (or column) of a kernel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Sharing {
+    /// Reductions and inner loops split over the threads.
+    Split,
+    /// Every thread walks the statements in order; reductions split, one
+    /// thread stores. The reason the row cannot split.
+    Lockstep(String),
+    /// One thread runs the row in order. The reason.
+    InOrder(String),
+}
+
+impl Sharing {
+    /// The line `tile plan` prints.
+    pub fn describe(&self) -> String {
+        match self {
+            Sharing::Split => "split (reductions and inner loops over threads and lanes)".into(),
+            Sharing::Lockstep(why) => {
+                format!("lockstep ({why}): each reduction splits, one thread stores")
+            }
+            Sharing::InOrder(why) => format!("in order on one thread ({why}, no reduction)"),
+        }
+    }
+}
+
+/// Sets [`Kernel::sharing`] of every row and column kernel.
+pub fn find_row_forms(kernels: &mut [Kernel]) {
+    for k in kernels {
+        k.sharing = matches!(
+            k.mapping,
+            Mapping::RowReduction | Mapping::ColumnReduction
+        )
+        .then(|| sharing(&k.body));
+    }
+}
+
+/// How a block shares a row whose statements are `body`.
+pub fn sharing(body: &[Stmt]) -> Sharing {
+    let Some(why) = body.iter().find_map(unshareable) else {
+        return Sharing::Split;
+    };
+    let mut reduces = false;
+    let mut bound_reduces = false;
+    for s in body {
+        s.walk(&mut |t| {
+            if let Stmt::For { vars, .. } = t {
+                bound_reduces |= vars
+                    .iter()
+                    .any(|v| v.lo.has_reduction() || v.hi.has_reduction());
+            }
+        });
+        s.walk_exprs(&mut |e| reduces |= e.has_reduction());
+    }
+    if reduces && !bound_reduces {
+        Sharing::Lockstep(why)
+    } else {
+        Sharing::InOrder(why)
+    }
+}
+
+/// Why the block cannot split the row statement `s`, if it cannot.
+fn unshareable(s: &Stmt) -> Option<String> {
+    let line = s.span().line;
+    match s {
+        Stmt::Let { .. } => None,
+        Stmt::For { vars, body, .. } => {
+            if vars.len() != 1 {
+                return Some(format!("a loop over several variables at line {line}"));
+            }
+            let mut nested = false;
+            for t in body {
+                t.walk(&mut |u| nested |= matches!(u, Stmt::For { .. }));
+            }
+            if nested {
+                return Some(format!("a loop nest at line {line}"));
+            }
+            (!lanes_independent(&vars[0].name, body)).then(|| {
+                format!(
+                    "the loop over `{}` at line {line}: no rule proves its iterations touch distinct elements",
+                    vars[0].name
+                )
+            })
+        }
+        Stmt::Store { idx, .. } => idx
+            .iter()
+            .any(Expr::has_reduction)
+            .then(|| format!("a store indexed by a reduction at line {line}")),
+        Stmt::If { .. } => Some(format!("an `if` at line {line}")),
+    }
+}
+
+/// Can the iterations of an innermost `for` over `var` run as vector lanes
+/// (or threads) without changing what the loop computes? Yes when the
+/// body has no inner loop and every buffer it writes is read and written
+/// only at one index, which moves with `var` (so iterations touch disjoint
+/// elements). Distinct parameters never overlap (the runtimes check it).
+pub fn lanes_independent(var: &str, body: &[Stmt]) -> bool {
+    let mut ok = true;
+    let mut stores: Vec<(String, Vec<Expr>)> = Vec::new();
+    for s in body {
+        s.walk(&mut |t| match t {
+            Stmt::For { .. } => ok = false,
+            Stmt::Store { buf, idx, .. } => stores.push((buf.clone(), idx.clone())),
+            _ => {}
+        });
+    }
+    if !ok {
+        return false;
+    }
+    let mut bound: Vec<String> = Vec::new();
+    for s in body {
+        s.walk(&mut |t| {
+            if let Stmt::Let { name, .. } = t {
+                bound.push(name.clone());
+            }
+        });
+    }
+    for (buf, idx) in &stores {
+        // Injective in `var`: some dimension is `a * var + c` (a != 0) with
+        // `c` fixed over the loop (no name bound inside the body).
+        let moves = idx.iter().any(|e| {
+            Affine::of(e)
+                .is_some_and(|a| a.coeff(var) != 0 && a.terms.keys().all(|n| !bound.contains(n)))
+        });
+        if !moves {
+            return false;
+        }
+        let mut same = true;
+        for s in body {
+            s.walk(&mut |t| {
+                if let Stmt::Store { buf: b, idx: i, .. } = t {
+                    same &= b != buf || i == idx;
+                }
+            });
+            s.walk_exprs(&mut |e| {
+                e.walk(&mut |x| {
+                    if let Expr::Load { buf: b, idx: i } = x {
+                        same &= b != buf || i == idx;
+                    }
+                })
+            });
+        }
+        if !same {
+            return false;
+        }
+    }
+    true
+}
