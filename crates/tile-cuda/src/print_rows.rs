@@ -158,7 +158,7 @@ pub const SERIAL_ROW: &str =
 /// The comment marking a row whose statements every thread walks in
 /// program order.
 pub const LOCKSTEP_ROW: &str =
-    "/* row in lockstep: every thread walks its statements in order, each reduction split over the block, thread 0 stores (see print_rows.rs) */";
+    "/* row in lockstep: every thread walks its statements in order, each reduction split over the block, every store between barriers (see print_rows.rs) */";
 
 /// How the block shares the kernel's rows or columns: tile-plan's fact
 /// ([`Kernel::sharing`]), or for a kernel built without `compile`,
@@ -170,21 +170,49 @@ pub(crate) fn sharing(k: &Kernel) -> Sharing {
 }
 
 /// A statement of a lockstep row ([`Sharing::Lockstep`]: every thread
-/// walks the statements in program order; thread 0 stores, a barrier after
-/// each store and loop iteration).
+/// walks the statements in program order and performs every store, between
+/// barriers; a barrier after each loop iteration, each loop and each
+/// `if`).
 fn lockstep_stmt(p: &mut Printer, s: &Stmt, ctx: &mut RowCtx) {
     p.set_line(s.span().line);
     match s {
-        Stmt::Let { .. } | Stmt::Store { .. } => {
-            let mut s = s.clone();
-            if let Stmt::Store { idx, .. } = &mut s {
-                for e in idx.iter_mut() {
-                    lower_reductions(p, e, ctx);
-                }
+        Stmt::Let { .. } => {
+            row_stmt(p, s, ctx);
+        }
+        Stmt::Store {
+            buf,
+            idx,
+            value,
+            span,
+        } => {
+            // Every thread computes the value and the indices (reading
+            // what it reads before any thread writes), then every thread
+            // checks and writes the same value to the same element: a
+            // failed check fails in every thread alike, so all leave
+            // together and none reports a later failure.
+            let mut names = Vec::new();
+            for e in idx.iter().chain([value]) {
+                let mut e = Box::new(e.clone());
+                lower_reductions(p, &mut e, ctx);
+                let (code, ty) = p.lower(&e);
+                let t = p.tmp("val");
+                p.line(format!("const {} {t} = {code};", scalar(ty)));
+                let name = format!("__lockstep{}", names.len());
+                p.bind_value(&name, &t, ty);
+                names.push(name);
+                ctx.keep.exprs.push(e);
             }
-            // Thread 0 stores the value every thread computed (row_stmt).
-            row_stmt(p, &s, ctx);
-            ctx.keep.stmts.push(vec![s]);
+            let value = Expr::var(names.pop().as_deref().unwrap_or_default());
+            let store = vec![Stmt::Store {
+                buf: buf.clone(),
+                idx: names.iter().map(|n| Expr::var(n)).collect(),
+                value,
+                span: *span,
+            }];
+            p.line("__syncthreads();");
+            p.stmts(&store);
+            p.line("__syncthreads();");
+            ctx.keep.stmts.push(store);
         }
         Stmt::For { vars, body, .. } => {
             let depth = p.scope_len();
@@ -206,6 +234,9 @@ fn lockstep_stmt(p: &mut Printer, s: &Stmt, ctx: &mut RowCtx) {
                 p.close();
             }
             p.truncate_scope(depth);
+            // The loop may run no iteration: the next reduction's slot set
+            // may then be the last one's before the loop.
+            p.line("__syncthreads();");
         }
         Stmt::If {
             cond, then, els, ..
@@ -214,10 +245,21 @@ fn lockstep_stmt(p: &mut Printer, s: &Stmt, ctx: &mut RowCtx) {
             lower_reductions(p, &mut c, ctx);
             let (code, _) = p.lower_as(&c, VTy::Bool);
             ctx.keep.exprs.push(c);
-            for (branch, head) in [(then, format!("if ({code})")), (els, "else".to_string())] {
+            // Each branch's first reduction follows the condition's, so
+            // both start from the same slot set; which reductions ran is
+            // known only at run time, so a barrier ends the `if`.
+            let first = ctx.red;
+            let mut last = first;
+            let heads = if then.is_empty() {
+                [(then, String::new()), (els, format!("if (!({code}))"))]
+            } else {
+                [(then, format!("if ({code})")), (els, "else".to_string())]
+            };
+            for (branch, head) in heads {
                 if branch.is_empty() {
                     continue;
                 }
+                ctx.red = first;
                 p.open(head);
                 let depth = p.scope_len();
                 for t in branch {
@@ -225,7 +267,10 @@ fn lockstep_stmt(p: &mut Printer, s: &Stmt, ctx: &mut RowCtx) {
                 }
                 p.truncate_scope(depth);
                 p.close();
+                last = last.max(ctx.red);
             }
+            ctx.red = last;
+            p.line("__syncthreads();");
         }
     }
 }

@@ -326,8 +326,10 @@ proptest! {
             return Ok(());
         }
         let carry = if carried { " + y[i, N - 1 - c]" } else { "" };
+        // The `else` branch reduces too, an `if` that is never taken
+        // stores, and a reduction follows the loop.
         let text = format!(
-            "program r(x: in f32[M, N], y: inout f32[M, N]) {{\n  for i in 0..M {{\n    for j in 0..N {{\n      c = sum(t in 0..N: select(x[i, t] {cmp} x[i, j], 1, 0))\n      v = {op}(t in 0..N: {w})\n      if c < N / 2 {{\n        y[i, c] = v{carry}\n      }} else {{\n        y[i, N - 1 - j] = v * 0.5\n      }}\n    }}\n  }}\n}}"
+            "program r(x: in f32[M, N], y: inout f32[M, N], z: out f32[M]) {{\n  for i in 0..M {{\n    for j in 0..N {{\n      c = sum(t in 0..N: select(x[i, t] {cmp} x[i, j], 1, 0))\n      v = {op}(t in 0..N: {w})\n      if c < N / 2 {{\n        y[i, c] = v{carry}\n      }} else {{\n        y[i, N - 1 - j] = v * 0.5 + min(t in 0..N: x[i, t])\n      }}\n      if c > N {{\n        y[i, j] = 0.0\n      }}\n    }}\n    z[i] = max(t in 0..N: y[i, t])\n  }}\n}}"
         );
         let program = tile_ir::parse_program(&text).unwrap();
         let src = tile_cuda::emit_cuda(&compile(&program, &Options::default()).unwrap()).unwrap();
@@ -336,6 +338,37 @@ proptest! {
         let r = check(&program, &sizes, &Default::default());
         prop_assert!(r.is_ok(), "{}\n{text}", r.unwrap_err());
     }
+}
+
+/// The fixtures whose rows run in lockstep, at their sizes and more
+/// (a focused run of what `every_fixture_matches_the_interpreter` covers).
+#[test]
+fn lockstep_fixtures_match_the_interpreter() {
+    if !gpu_or_skip("lockstep_fixtures_match_the_interpreter") {
+        return;
+    }
+    let mut seen = 0;
+    for f in programs() {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let program = tile_ir::parse_program(&text).unwrap();
+        let src = tile_cuda::emit_cuda(&compile(&program, &Options::default()).unwrap()).unwrap();
+        if !src.contains(tile_cuda::LOCKSTEP_ROW) {
+            continue;
+        }
+        seen += 1;
+        let mut all = fixture::run_lines(&text);
+        if !text.contains("\n# large shape: skip\n") {
+            for (m, n) in [(1, 1), (5, 1001), (2, 4096)] {
+                all.push(Sizes::from([("M".into(), m), ("N".into(), n)]));
+            }
+        }
+        for sizes in all {
+            if let Err(e) = check(&program, &sizes, &Default::default()) {
+                panic!("{}: {e}", f.display());
+            }
+        }
+    }
+    assert!(seen >= 2, "only {seen} lockstep fixtures");
 }
 
 /// Runs `program` with rows staged in shared memory and without, at the

@@ -8,9 +8,9 @@
 //! - [`Sharing::Lockstep`]: an `if`, or an inner loop whose iterations are
 //!   not independent, in a row that reduces: every thread walks the
 //!   statements in program order, each reduction splits over the block,
-//!   one thread stores (a barrier after each store);
+//!   every thread performs each store between barriers;
 //! - [`Sharing::InOrder`]: such a row with no reduction to split (a
-//!   running sum): one thread runs it in program order.
+//!   running sum), or such a column: one thread runs it in program order.
 //!
 //! The reason of the last two names the statement and its line.
 
@@ -23,8 +23,8 @@ use tile_ir::{Expr, Stmt};
 pub enum Sharing {
     /// Reductions and inner loops split over the threads.
     Split,
-    /// Every thread walks the statements in order; reductions split, one
-    /// thread stores. The reason the row cannot split.
+    /// Every thread walks the statements in order; reductions split, each
+    /// store between barriers. The reason the row cannot split.
     Lockstep(String),
     /// One thread runs the row in order. The reason.
     InOrder(String),
@@ -36,9 +36,9 @@ impl Sharing {
         match self {
             Sharing::Split => "split (reductions and inner loops over threads and lanes)".into(),
             Sharing::Lockstep(why) => {
-                format!("lockstep ({why}): each reduction splits, one thread stores")
+                format!("lockstep ({why}): each reduction splits, the rest runs in order")
             }
-            Sharing::InOrder(why) => format!("in order on one thread ({why}, no reduction)"),
+            Sharing::InOrder(why) => format!("in order on one thread ({why})"),
         }
     }
 }
@@ -46,11 +46,14 @@ impl Sharing {
 /// Sets [`Kernel::sharing`] of every row and column kernel.
 pub fn find_row_forms(kernels: &mut [Kernel]) {
     for k in kernels {
-        k.sharing = matches!(
-            k.mapping,
-            Mapping::RowReduction | Mapping::ColumnReduction
-        )
-        .then(|| sharing(&k.body));
+        k.sharing = match (k.mapping, sharing(&k.body)) {
+            (Mapping::RowReduction, s) => Some(s),
+            // A column the block cannot split runs on one thread (no
+            // lockstep form for columns).
+            (Mapping::ColumnReduction, Sharing::Lockstep(why)) => Some(Sharing::InOrder(why)),
+            (Mapping::ColumnReduction, s) => Some(s),
+            _ => None,
+        };
     }
 }
 
@@ -71,10 +74,12 @@ pub fn sharing(body: &[Stmt]) -> Sharing {
         });
         s.walk_exprs(&mut |e| reduces |= e.has_reduction());
     }
-    if reduces && !bound_reduces {
-        Sharing::Lockstep(why)
+    if !reduces {
+        Sharing::InOrder(format!("{why}; no reduction to split"))
+    } else if bound_reduces {
+        Sharing::InOrder(format!("{why}; a loop bound holds a reduction"))
     } else {
-        Sharing::InOrder(why)
+        Sharing::Lockstep(why)
     }
 }
 

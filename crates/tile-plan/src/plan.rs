@@ -280,7 +280,12 @@ impl fmt::Display for Plan {
                 } else {
                     "row"
                 };
-                writeln!(f, "     {what}:{} {}", " ".repeat(6 - what.len()), sh.describe())?;
+                writeln!(
+                    f,
+                    "     {what}:{} {}",
+                    " ".repeat(6 - what.len()),
+                    sh.describe()
+                )?;
             }
         }
         if self.fallbacks.is_empty() {

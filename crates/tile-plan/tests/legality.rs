@@ -284,9 +284,19 @@ fn check_rows(text: &str, n: i64) -> Result<tile_plan::Sharing, TestCaseError> {
             .map_err(|e| TestCaseError::fail(e.to_string()))?;
         let (a, b) = (&oracle["y"], &got["y"]);
         let same = (0..a.len()).all(|i| a.get_f64(i).to_bits() == b.get_f64(i).to_bits());
-        prop_assert!(same, "`y` differs (seed {}, N={})\n{}\n{}", seed, n, text, plan);
+        prop_assert!(
+            same,
+            "`y` differs (seed {}, N={})\n{}\n{}",
+            seed,
+            n,
+            text,
+            plan
+        );
     }
-    Ok(plan.kernels[0].sharing.clone().expect("row kernels say how rows split"))
+    Ok(plan.kernels[0]
+        .sharing
+        .clone()
+        .expect("row kernels say how rows split"))
 }
 
 proptest! {
@@ -314,7 +324,10 @@ fn row_generator_covers_split_and_lockstep_rows() {
             tile_plan::Sharing::InOrder(_) => "in order",
         });
     }
-    assert!(seen.contains("split") && seen.contains("lockstep"), "{seen:?}");
+    assert!(
+        seen.contains("split") && seen.contains("lockstep"),
+        "{seen:?}"
+    );
 }
 
 /// A row whose inner loop reads what another iteration writes, forced to
@@ -325,7 +338,10 @@ fn forcing_a_dependent_row_to_split_is_caught() {
     let program = parse_program(text).unwrap();
     let plan = compile(&program, &Options::default()).unwrap();
     assert_eq!(plan.kernels[0].mapping, Mapping::RowReduction);
-    assert!(matches!(plan.kernels[0].sharing, Some(tile_plan::Sharing::InOrder(_))));
+    assert!(matches!(
+        plan.kernels[0].sharing,
+        Some(tile_plan::Sharing::InOrder(_))
+    ));
     let forced = Plan {
         kernels: vec![Kernel {
             sharing: Some(tile_plan::Sharing::Split),
@@ -339,5 +355,8 @@ fn forcing_a_dependent_row_to_split_is_caught() {
     interp::interpret(&program, &mut oracle, &sizes).unwrap();
     let mut got = args.clone();
     execute_plan(&forced, &mut got, &sizes, Order::Shuffled(5)).unwrap();
-    assert_ne!(oracle["y"], got["y"], "a split of a dependent row must be detected");
+    assert_ne!(
+        oracle["y"], got["y"],
+        "a split of a dependent row must be detected"
+    );
 }
