@@ -141,6 +141,14 @@ pub(crate) fn emit(plan: &Plan, unroll: Unroll) -> Result<Emitted, CudaError> {
                     source.push_str(&printed.code);
                     info.v4 = Some(plan4.conditions);
                     info.v4_sites = plan4.sites;
+                    // Its ragged tail is printed first, so its checks
+                    // number as the plain entry point's; the lanes'
+                    // scalar checks (loads that do not move with the
+                    // innermost variable, divisions) follow them.
+                    let n = info.sites.len();
+                    if printed.sites.len() > n && printed.sites[..n] == info.sites[..] {
+                        info.sites.extend_from_slice(&printed.sites[n..]);
+                    }
                 }
             }
         }
@@ -745,5 +753,35 @@ fn replace_loads(s: &mut Stmt, loads: &[(String, Vec<Expr>)], jname: &str, keep:
         Stmt::Let { value, .. } => go(value, loads, jname, keep),
         Stmt::Store { value, .. } => go(value, loads, jname, keep),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every failure id below the `_v4` manual sites that a kernel's source
+    /// can write names a recorded site (the lanes' scalar checks too).
+    #[test]
+    fn every_scalar_check_of_a_v4_entry_point_names_a_site() {
+        let text = "program s(x: in f32[M, N], b: in f32[M], y: out f32[M, N]) {\n  for i in 0..M, j in 0..N {\n    y[i, j] = x[i, j] * 2.0 + b[i]\n  }\n}";
+        let program = tile_ir::parse_program(text).unwrap();
+        let plan = tile_plan::compile(&program, &tile_plan::Options::default()).unwrap();
+        let e = emit(&plan, Unroll::DEFAULT).unwrap();
+        assert!(e.kernels[0].v4.is_some(), "a _v4 entry point");
+        let most = e
+            .source
+            .split("TILE_FAIL(")
+            .skip(1)
+            .filter_map(|r| r.split(')').next()?.parse::<usize>().ok())
+            .max()
+            .unwrap();
+        assert!(most > 3, "the lanes check b[i]: {most}");
+        assert!(
+            most <= e.kernels[0].sites.len(),
+            "{most} > {}",
+            e.kernels[0].sites.len()
+        );
+        assert_eq!(e.kernels[0].sites[most - 1].buf, "b");
     }
 }
