@@ -63,13 +63,38 @@ fn is_elementwise(body: &[Stmt]) -> bool {
 pub fn plan_groups(program: &Program, unused_inputs: Vec<String>, fusion: bool) -> Plan {
     let symbols = program.size_symbols();
     let mut fallbacks = Vec::new();
+    let units = classify_units(program, &symbols, &mut fallbacks);
+    let groups = merge_adjacent_nests(units, fusion, &mut fallbacks);
     let mut kernels: Vec<Kernel> = Vec::new();
+    for g in groups {
+        plan_unit(g, &symbols, fusion, &mut kernels, &mut fallbacks);
+    }
+    for (i, k) in kernels.iter_mut().enumerate() {
+        k.name = format!("k{i}");
+    }
+    Plan {
+        program: program.clone(),
+        kernels,
+        fallbacks,
+        unused_inputs,
+        notes: Vec::new(),
+        fusion,
+    }
+}
 
+/// The program's top-level statements as units to plan: loop nests over
+/// size symbols (element-wise or row), whole-array reductions, and the
+/// rest (serial, each with its fallback).
+fn classify_units(
+    program: &Program,
+    symbols: &[String],
+    fallbacks: &mut Vec<Fallback>,
+) -> Vec<Unit> {
     let top_binding = program.body.iter().find_map(|s| match s {
         Stmt::Let { name, span, .. } => Some((name.clone(), span.line)),
         _ => None,
     });
-    let units: Vec<Unit> = if let Some((name, line)) = top_binding {
+    if let Some((name, line)) = top_binding {
         fallbacks.push(Fallback {
             rule: Rule::Unknown,
             detail: format!("the top-level binding `{name}` at line {line} is shared by later statements; the whole program runs serially"),
@@ -81,9 +106,9 @@ pub fn plan_groups(program: &Program, unused_inputs: Vec<String>, fusion: bool) 
             .iter()
             .map(|s| match s {
                 Stmt::For { vars, body, span }
-                    if vars.iter().all(|v| {
-                        only_symbols(&v.lo, &symbols) && only_symbols(&v.hi, &symbols)
-                    }) =>
+                    if vars
+                        .iter()
+                        .all(|v| only_symbols(&v.lo, symbols) && only_symbols(&v.hi, symbols)) =>
                 {
                     if is_elementwise(body) {
                         Unit::Elem {
@@ -124,9 +149,16 @@ pub fn plan_groups(program: &Program, unused_inputs: Vec<String>, fusion: bool) 
                 }
             })
             .collect()
-    };
+    }
+}
 
-    // Horizontal merging of adjacent element nests.
+/// Merges adjacent element nests of the same domain with no dependency
+/// between them (fusion on), recording why others stay apart.
+fn merge_adjacent_nests(
+    units: Vec<Unit>,
+    fusion: bool,
+    fallbacks: &mut Vec<Fallback>,
+) -> Vec<Unit> {
     let mut groups: Vec<Unit> = Vec::new();
     for u in units {
         if let (
@@ -167,109 +199,133 @@ pub fn plan_groups(program: &Program, unused_inputs: Vec<String>, fusion: bool) 
         groups.push(u);
     }
 
-    for g in groups {
-        match g {
-            Unit::Elem { vars, body, lines } => {
-                let line = lines[0];
-                let hazards = find_element_hazards(&vars, &body, &symbols, line);
-                let stores = written(&body);
-                let nstores = crate::find_hazards::accesses(&body).1.len();
-                if !hazards.is_empty() {
-                    fallbacks.extend(hazards);
-                    push_serial(
-                        &mut kernels,
-                        vec![Stmt::For {
-                            vars,
-                            body,
-                            span: tile_ir::Span::new(line, 1),
-                        }],
-                        lines,
-                    );
-                } else if fusion || nstores <= 1 {
-                    kernels.push(kernel(Mapping::ElementGrid, vars, body, lines));
-                } else {
-                    let split = find_split_hazards(&body, line);
-                    if split.is_empty() {
-                        for b in &stores {
-                            let only = keep_store(&body, b);
-                            kernels.push(kernel(
-                                Mapping::Split,
-                                vars.clone(),
-                                prune(only),
-                                lines.clone(),
-                            ));
-                        }
-                    } else {
-                        fallbacks.extend(split);
-                        push_serial(
-                            &mut kernels,
-                            vec![Stmt::For {
-                                vars,
-                                body,
-                                span: tile_ir::Span::new(line, 1),
-                            }],
-                            lines,
-                        );
-                    }
-                }
-            }
-            Unit::Row { vars, body, line } => {
-                let row = vars[0].clone();
-                let inner = if vars.len() > 1 {
-                    vec![Stmt::For {
-                        vars: vars[1..].to_vec(),
-                        body: body.clone(),
-                        span: tile_ir::Span::new(line, 1),
-                    }]
-                } else {
-                    body.clone()
-                };
-                let hazards = find_row_hazards(&row, &inner, &symbols, line);
-                if hazards.is_empty() {
-                    let mapping = if crate::orient_rows::walks_columns(&row, &inner) {
-                        Mapping::ColumnReduction
-                    } else {
-                        Mapping::RowReduction
-                    };
-                    kernels.push(kernel(mapping, vec![row], inner, vec![line]));
-                } else {
-                    fallbacks.extend(hazards);
-                    push_serial(
-                        &mut kernels,
-                        vec![Stmt::For {
-                            vars,
-                            body,
-                            span: tile_ir::Span::new(line, 1),
-                        }],
-                        vec![line],
-                    );
-                }
-            }
-            Unit::Full { var, stmt } => {
-                let line = stmt.span().line;
-                kernels.push(kernel(
-                    Mapping::FullReduction,
-                    vec![var],
-                    vec![stmt],
-                    vec![line],
-                ));
-            }
-            Unit::Other(s) => {
-                let line = s.span().line;
-                push_serial(&mut kernels, vec![s], vec![line]);
-            }
+    groups
+}
+
+/// Appends the kernels of one unit, and its fallbacks.
+fn plan_unit(
+    g: Unit,
+    symbols: &[String],
+    fusion: bool,
+    kernels: &mut Vec<Kernel>,
+    fallbacks: &mut Vec<Fallback>,
+) {
+    match g {
+        Unit::Elem { vars, body, lines } => {
+            plan_elements(vars, body, lines, symbols, fusion, kernels, fallbacks)
+        }
+        Unit::Row { vars, body, line } => plan_rows(vars, body, line, symbols, kernels, fallbacks),
+        Unit::Full { var, stmt } => {
+            let line = stmt.span().line;
+            kernels.push(kernel(
+                Mapping::FullReduction,
+                vec![var],
+                vec![stmt],
+                vec![line],
+            ));
+        }
+        Unit::Other(s) => {
+            let line = s.span().line;
+            push_serial(kernels, vec![s], vec![line]);
         }
     }
-    for (i, k) in kernels.iter_mut().enumerate() {
-        k.name = format!("k{i}");
+}
+
+/// An element nest: one `element_grid` kernel (fusion on, or one store),
+/// one `split` kernel per stored buffer (fusion off), or `serial` with the
+/// hazards that forbid the others.
+fn plan_elements(
+    vars: Vec<LoopVar>,
+    body: Vec<Stmt>,
+    lines: Vec<u32>,
+    symbols: &[String],
+    fusion: bool,
+    kernels: &mut Vec<Kernel>,
+    fallbacks: &mut Vec<Fallback>,
+) {
+    let line = lines[0];
+    let hazards = find_element_hazards(&vars, &body, symbols, line);
+    let stores = written(&body);
+    let nstores = crate::find_hazards::accesses(&body).1.len();
+    if !hazards.is_empty() {
+        fallbacks.extend(hazards);
+        push_serial(
+            kernels,
+            vec![Stmt::For {
+                vars,
+                body,
+                span: tile_ir::Span::new(line, 1),
+            }],
+            lines,
+        );
+    } else if fusion || nstores <= 1 {
+        kernels.push(kernel(Mapping::ElementGrid, vars, body, lines));
+    } else {
+        let split = find_split_hazards(&body, line);
+        if split.is_empty() {
+            for b in &stores {
+                let only = keep_store(&body, b);
+                kernels.push(kernel(
+                    Mapping::Split,
+                    vars.clone(),
+                    prune(only),
+                    lines.clone(),
+                ));
+            }
+        } else {
+            fallbacks.extend(split);
+            push_serial(
+                kernels,
+                vec![Stmt::For {
+                    vars,
+                    body,
+                    span: tile_ir::Span::new(line, 1),
+                }],
+                lines,
+            );
+        }
     }
-    Plan {
-        program: program.clone(),
-        kernels,
-        fallbacks,
-        unused_inputs,
-        notes: Vec::new(),
-        fusion,
+}
+
+/// A row nest: a `row_reduction` or `column_reduction` kernel over its
+/// first variable, or `serial` with the hazards between rows.
+fn plan_rows(
+    vars: Vec<LoopVar>,
+    body: Vec<Stmt>,
+    line: u32,
+    symbols: &[String],
+    kernels: &mut Vec<Kernel>,
+    fallbacks: &mut Vec<Fallback>,
+) {
+    let row = vars[0].clone();
+    let inner = if vars.len() > 1 {
+        vec![Stmt::For {
+            vars: vars[1..].to_vec(),
+            body: body.clone(),
+            span: tile_ir::Span::new(line, 1),
+        }]
+    } else {
+        body.clone()
+    };
+    let hazards = find_row_hazards(&row, &inner, symbols, line);
+    if hazards.is_empty() {
+        let mapping = if crate::orient_rows::walks_columns(&row, &inner) {
+            Mapping::ColumnReduction
+        } else {
+            Mapping::RowReduction
+        };
+        kernels.push(kernel(mapping, vec![row], inner, vec![line]));
+    } else {
+        fallbacks.extend(hazards);
+        push_serial(
+            kernels,
+            vec![Stmt::For {
+                vars,
+                body,
+                span: tile_ir::Span::new(line, 1),
+            }],
+            vec![line],
+        );
     }
 }
 
