@@ -249,15 +249,7 @@ fn plan_elements(
     let nstores = crate::find_hazards::accesses(&body).1.len();
     if !hazards.is_empty() {
         fallbacks.extend(hazards);
-        push_serial(
-            kernels,
-            vec![Stmt::For {
-                vars,
-                body,
-                span: tile_ir::Span::new(line, 1),
-            }],
-            lines,
-        );
+        push_serial_nest(kernels, vars, body, line, lines);
     } else if fusion || nstores <= 1 {
         kernels.push(kernel(Mapping::ElementGrid, vars, body, lines));
     } else {
@@ -274,15 +266,7 @@ fn plan_elements(
             }
         } else {
             fallbacks.extend(split);
-            push_serial(
-                kernels,
-                vec![Stmt::For {
-                    vars,
-                    body,
-                    span: tile_ir::Span::new(line, 1),
-                }],
-                lines,
-            );
+            push_serial_nest(kernels, vars, body, line, lines);
         }
     }
 }
@@ -317,15 +301,7 @@ fn plan_rows(
         kernels.push(kernel(mapping, vec![row], inner, vec![line]));
     } else {
         fallbacks.extend(hazards);
-        push_serial(
-            kernels,
-            vec![Stmt::For {
-                vars,
-                body,
-                span: tile_ir::Span::new(line, 1),
-            }],
-            vec![line],
-        );
+        push_serial_nest(kernels, vars, body, line, vec![line]);
     }
 }
 
@@ -343,6 +319,22 @@ fn kernel(mapping: Mapping, domain: Vec<LoopVar>, body: Vec<Stmt>, lines: Vec<u3
 }
 
 /// Appends serial statements, merging with a serial kernel just before.
+/// A refused nest, whole, as a `serial` kernel.
+fn push_serial_nest(
+    kernels: &mut Vec<Kernel>,
+    vars: Vec<LoopVar>,
+    body: Vec<Stmt>,
+    line: u32,
+    lines: Vec<u32>,
+) {
+    let nest = Stmt::For {
+        vars,
+        body,
+        span: tile_ir::Span::new(line, 1),
+    };
+    push_serial(kernels, vec![nest], lines);
+}
+
 fn push_serial(kernels: &mut Vec<Kernel>, stmts: Vec<Stmt>, lines: Vec<u32>) {
     if let Some(k) = kernels.last_mut().filter(|k| k.mapping == Mapping::Serial) {
         k.body.extend(stmts);
