@@ -191,10 +191,16 @@ fn lockstep_stmt(p: &mut Printer, s: &Stmt, ctx: &mut RowCtx) {
             // failed check fails in every thread alike, so all leave
             // together and none reports a later failure.
             let mut names = Vec::new();
-            for e in idx.iter().chain([value]) {
+            let stored = ctx.program.param(buf).map(|b| VTy::of(b.dtype));
+            for (n, e) in idx.iter().chain([value]).enumerate() {
                 let mut e = Box::new(e.clone());
                 lower_reductions(p, &mut e, ctx);
-                let (code, ty) = p.lower(&e);
+                // The value in the buffer's type (an integer literal
+                // stored to a float buffer), as a plain store prints it.
+                let (code, ty) = match stored {
+                    Some(t) if n == idx.len() => p.lower_as(&e, t),
+                    _ => p.lower(&e),
+                };
                 let t = p.tmp("val");
                 p.line(format!("const {} {t} = {code};", scalar(ty)));
                 let name = format!("__lockstep{}", names.len());
