@@ -1,7 +1,7 @@
 //! The pieces both back ends print a `full_reduction` kernel from: the
-//! chunk's reduction (over `__full_lo..__full_hi`, its body in `f64`), the
+//! chunk's reduction (over `__full_lo0..__full_hi0`, its body in `f64`), the
 //! body alone (for chunks whose values run one after the other), and the
-//! store with the reduction replaced by `__full_comb`, the combined
+//! store with the reduction replaced by `__full_comb0`, the combined
 //! result. Built once per kernel and kept while printed (the printer
 //! keys sites by node address).
 
@@ -25,7 +25,7 @@ pub struct FullParts {
     pub nested: bool,
     /// Whether those hold reductions in turn.
     pub deep: bool,
-    /// `op(var in __full_lo..__full_hi: f64(body))`.
+    /// `op(var in __full_lo0..__full_hi0: f64(body))`.
     pub chunk: Box<Expr>,
     /// `f64(body)`.
     pub body: Box<Expr>,
