@@ -152,9 +152,7 @@ pub(crate) fn emit(plan: &Plan, unroll: Unroll) -> Result<Emitted, CudaError> {
                 }
             }
         }
-        if k.mapping == Mapping::RowReduction
-            && crate::print_rows::sharing(k) == tile_plan::Sharing::Split
-        {
+        if k.mapping == Mapping::RowReduction && crate::print_rows::splits(k) {
             if let Some(plan) = crate::stage_rows::row_plan(program, k) {
                 let printed = kernel(program, k, Entry::Rows, base + ROWS_SITE_BASE, rows_unroll);
                 if printed.errors.is_empty() {

@@ -36,7 +36,7 @@ struct ColCtx {
 /// as the printer and the launch both need to know: tile-plan's
 /// [`tile_plan::Sharing`] of the kernel.
 pub(crate) fn shares(k: &Kernel) -> bool {
-    crate::print_rows::sharing(k) == tile_plan::Sharing::Split
+    crate::print_rows::splits(k)
 }
 
 pub(crate) fn column_reduction(p: &mut Printer, k: &Kernel) {

@@ -169,6 +169,15 @@ pub(crate) fn sharing(k: &Kernel) -> Sharing {
         .unwrap_or_else(|| tile_plan::sharing(&k.body))
 }
 
+/// Whether the block splits the kernel's rows or columns ([`sharing`]
+/// without copying the reason: launches ask it).
+pub(crate) fn splits(k: &Kernel) -> bool {
+    match &k.sharing {
+        Some(s) => *s == Sharing::Split,
+        None => tile_plan::sharing(&k.body) == Sharing::Split,
+    }
+}
+
 /// A statement of a lockstep row ([`Sharing::Lockstep`]: every thread
 /// walks the statements in program order and performs every store, between
 /// barriers; a barrier after each loop iteration, each loop and each
@@ -208,11 +217,11 @@ fn lockstep_stmt(p: &mut Printer, s: &Stmt, ctx: &mut RowCtx) {
                 names.push(name);
                 ctx.keep.exprs.push(e);
             }
-            let value = Expr::var(names.pop().as_deref().unwrap_or_default());
+            let (at, value) = names.split_at(idx.len());
             let store = vec![Stmt::Store {
                 buf: buf.clone(),
-                idx: names.iter().map(|n| Expr::var(n)).collect(),
-                value,
+                idx: at.iter().map(|n| Expr::var(n)).collect(),
+                value: Expr::var(&value[0]),
                 span: *span,
             }];
             p.line("__syncthreads();");

@@ -55,9 +55,9 @@ pub fn execute_plan(
                 .map_err(|e| RunError::TooLarge(e.to_string()))?;
             let split = k.sharing == Some(Sharing::Split) && matches!(order, Order::Shuffled(_));
             let body = if split {
-                reversed_inner_loops(&k.body)
+                std::borrow::Cow::Owned(reversed_inner_loops(&k.body))
             } else {
-                k.body.clone()
+                std::borrow::Cow::Borrowed(&k.body)
             };
             let mut run_point = |p: i64, env: &mut Env| -> Result<(), RunError> {
                 let depth = env.len();
