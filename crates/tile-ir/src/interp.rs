@@ -436,7 +436,11 @@ fn call(f: Func, v: &[Value]) -> Option<Value> {
         Func::Pow => x.powf(y),
         Func::Fma => x.mul_add(y, v[2].as_f64()),
         Func::Select => return Some(if v[0].as_bool() { v[1] } else { v[2] }),
-        Func::Cast(crate::DType::F32) => x as f32 as f64,
+        // One rounding from an integer, as C's `(float)` of an int64.
+        Func::Cast(crate::DType::F32) => match v[0] {
+            Value::I(i) => i as f32 as f64,
+            _ => x as f32 as f64,
+        },
         Func::Cast(crate::DType::F64) => x,
         Func::Cast(crate::DType::I32) => return Some(Value::I(x.trunc() as i32 as i64)),
         Func::Cast(crate::DType::Bool) => return Some(Value::B(x != 0.0)),
