@@ -91,8 +91,10 @@ impl Unroll {
 
 /// Prints the CUDA C for `plan`.
 pub(crate) fn emit(plan: &Plan, unroll: Unroll) -> Result<Emitted, CudaError> {
-    UNROLL.with(|u| u.set(unroll.quads.max(1)));
-    let rows_unroll = unroll.rows.max(1);
+    let unroll = Unroll {
+        quads: unroll.quads.max(1),
+        rows: unroll.rows.max(1),
+    };
     let program = &plan.program;
     let mut source = format!(
         "/* Tile: CUDA kernels of program `{}` ({} kernel{}). */\n",
@@ -112,7 +114,7 @@ pub(crate) fn emit(plan: &Plan, unroll: Unroll) -> Result<Emitted, CudaError> {
     }
     for (n, k) in plan.kernels.iter().enumerate() {
         let base = n as i32 * KERNEL_SITES;
-        let printed = kernel(program, k, Entry::Plain, base, rows_unroll);
+        let printed = kernel(program, k, Entry::Plain, base, unroll);
         if !printed.errors.is_empty() {
             return Err(CudaError::Unsupported(format!(
                 "kernel {} of `{}`: {}",
@@ -135,7 +137,7 @@ pub(crate) fn emit(plan: &Plan, unroll: Unroll) -> Result<Emitted, CudaError> {
         };
         if k.mapping.is_elementwise() {
             if let Some(plan4) = vec4_plan(program, k) {
-                let printed = kernel(program, k, Entry::Vec4, base, rows_unroll);
+                let printed = kernel(program, k, Entry::Vec4, base, unroll);
                 if printed.errors.is_empty() {
                     source.push('\n');
                     source.push_str(&printed.code);
@@ -154,7 +156,7 @@ pub(crate) fn emit(plan: &Plan, unroll: Unroll) -> Result<Emitted, CudaError> {
         }
         if k.mapping == Mapping::RowReduction && crate::print_rows::splits(k) {
             if let Some(plan) = crate::stage_rows::row_plan(program, k) {
-                let printed = kernel(program, k, Entry::Rows, base + ROWS_SITE_BASE, rows_unroll);
+                let printed = kernel(program, k, Entry::Rows, base + ROWS_SITE_BASE, unroll);
                 if printed.errors.is_empty() {
                     source.push('\n');
                     source.push_str(&printed.code);
@@ -190,7 +192,7 @@ fn kernel(
     k: &Kernel,
     entry: Entry,
     site_base: i32,
-    unroll: u32,
+    unroll: Unroll,
 ) -> tile_emit::Printed {
     let v4 = entry == Entry::Vec4;
     // The `_rows` entry point's plan; its scratch rows are parameters of
@@ -247,10 +249,12 @@ fn kernel(
         format!("a.A[{i}]")
     });
     match k.mapping {
-        Mapping::ElementGrid | Mapping::Split if v4 => element_grid_v4(&mut p, program, k),
+        Mapping::ElementGrid | Mapping::Split if v4 => {
+            element_grid_v4(&mut p, program, k, unroll.quads)
+        }
         Mapping::ElementGrid | Mapping::Split => element_grid(&mut p, k),
         Mapping::RowReduction => {
-            crate::print_rows::row_reduction(&mut p, k, rows.as_ref(), &extended, unroll)
+            crate::print_rows::row_reduction(&mut p, k, rows.as_ref(), &extended, unroll.rows)
         }
         Mapping::ColumnReduction => crate::print_columns::column_reduction(&mut p, k),
         Mapping::FullReduction => match &full {
@@ -504,9 +508,9 @@ fn vec4_plan(program: &Program, k: &Kernel) -> Option<Vec4Plan> {
     Some(Vec4Plan { conditions, sites })
 }
 
-/// C code of an index expression, affine in loop variables and sizes
-/// (`contiguous` admits no other).
-fn index_code(e: &Expr) -> String {
+/// C code of an index expression, affine in loop variables and the size
+/// symbols `symbols` (`contiguous` admits no other).
+fn index_code(e: &Expr, symbols: &[String]) -> String {
     match Affine::of(e) {
         Some(a) => {
             let mut parts: Vec<String> = a
@@ -514,9 +518,9 @@ fn index_code(e: &Expr) -> String {
                 .iter()
                 .map(|(n, c)| {
                     if *c == 1 {
-                        c_name(n)
+                        c_name(n, symbols)
                     } else {
-                        format!("{c}LL * {}", c_name(n))
+                        format!("{c}LL * {}", c_name(n, symbols))
                     }
                 })
                 .collect();
@@ -529,14 +533,8 @@ fn index_code(e: &Expr) -> String {
     }
 }
 
-thread_local! {
-    /// Column quads per thread in `_v4` entry points (set by `emit`).
-    static UNROLL: std::cell::Cell<u32> = const { std::cell::Cell::new(1) };
-    static SYMBOLS: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-fn c_name(n: &str) -> String {
-    if SYMBOLS.with(|s| s.borrow().iter().any(|x| x == n)) {
+fn c_name(n: &str, symbols: &[String]) -> String {
+    if symbols.iter().any(|x| x == n) {
         Printer::size_name(n)
     } else {
         Printer::var_name(n)
@@ -544,19 +542,17 @@ fn c_name(n: &str) -> String {
 }
 
 fn flat_offset(p: &Printer, program: &Program, buf: &str, idx: &[Expr]) -> String {
-    let Some(param) = program.param(buf) else {
-        return "0".into();
-    };
-    if idx.is_empty() {
+    if program.param(buf).is_none() || idx.is_empty() {
         return "0".into();
     }
     let mut off = String::new();
     for (d, e) in idx.iter().enumerate() {
         let lo = p.box_lo(buf, d);
+        let code = index_code(e, &program.size_symbols());
         let term = if lo == "0" {
-            index_code(e)
+            code
         } else {
-            format!("({} - {lo})", index_code(e))
+            format!("({code} - {lo})")
         };
         off = if d == 0 {
             term
@@ -564,11 +560,11 @@ fn flat_offset(p: &Printer, program: &Program, buf: &str, idx: &[Expr]) -> Strin
             format!("({off}) * {} + {term}", Printer::box_n(buf, d))
         };
     }
-    let _ = param;
     off
 }
 
-fn in_box4(p: &Printer, buf: &str, idx: &[Expr]) -> String {
+fn in_box4(p: &Printer, program: &Program, buf: &str, idx: &[Expr]) -> String {
+    let symbols = program.size_symbols();
     let last = idx.len() - 1;
     let parts: Vec<String> = idx
         .iter()
@@ -576,7 +572,7 @@ fn in_box4(p: &Printer, buf: &str, idx: &[Expr]) -> String {
         .map(|(d, e)| {
             let lo = p.box_lo(buf, d);
             let n = Printer::box_n(buf, d);
-            let q = index_code(e);
+            let q = index_code(e, &symbols);
             if d == last {
                 format!("{q} >= {lo} && {q} + 3 < {lo} + {n}")
             } else {
@@ -587,12 +583,11 @@ fn in_box4(p: &Printer, buf: &str, idx: &[Expr]) -> String {
     parts.join(" && ")
 }
 
-fn element_grid_v4(p: &mut Printer, program: &Program, k: &Kernel) {
-    SYMBOLS.with(|s| *s.borrow_mut() = program.size_symbols());
+/// The `_v4` entry point's loops; `unroll` column quads per thread.
+fn element_grid_v4(p: &mut Printer, program: &Program, k: &Kernel, unroll: u32) {
     domain_prologue(p, k);
     let last = k.domain.len() - 1;
     let jname = k.domain[last].name.clone();
-    let unroll = UNROLL.with(|u| u.get());
     grid_loops(
         p,
         k,
@@ -647,7 +642,7 @@ fn v4_body(p: &mut Printer, program: &Program, k: &Kernel, jname: &str, c: &str,
         site += 1;
         p.line(format!(
             "if (!({})) {{ atomicExch(err, {}); return; }}",
-            in_box4(p, buf, index),
+            in_box4(p, program, buf, index),
             p.site_base() as i32 + V4_SITE_BASE + site
         ));
         let decl = if unroll == 1 { "const float4 " } else { "" };
@@ -717,7 +712,7 @@ fn v4_body(p: &mut Printer, program: &Program, k: &Kernel, jname: &str, c: &str,
         site += 1;
         p.line(format!(
             "if (!({})) {{ atomicExch(err, {}); return; }}",
-            in_box4(p, buf, idx),
+            in_box4(p, program, buf, idx),
             p.site_base() as i32 + V4_SITE_BASE + site
         ));
         p.line(format!(
