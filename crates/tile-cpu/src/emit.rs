@@ -42,7 +42,7 @@ use tile_plan::{Kernel, Mapping, Plan};
 pub(crate) struct Emitted {
     pub source: String,
     pub sites: Vec<Vec<Site>>,
-    pub scratch: Vec<Vec<tile_emit::ScratchRow>>,
+    pub scratch: Vec<Vec<tile_plan::ScratchRow>>,
 }
 
 /// The C symbol of a kernel.
@@ -93,17 +93,17 @@ pub(crate) fn emit(plan: &Plan) -> Result<Emitted, CpuError> {
     })
 }
 
-fn kernel(program: &Program, k: &Kernel) -> (tile_emit::Printed, Vec<tile_emit::ScratchRow>) {
+fn kernel(program: &Program, k: &Kernel) -> (tile_emit::Printed, Vec<tile_plan::ScratchRow>) {
     // Row kernels may compute a reduced value once into a scratch row for
     // a later loop (softmax's exponentials): a rewritten body, and scratch
     // buffers the printer sees as parameters.
     // Column kernels read along rows a block of columns at a time where
     // the body allows it (see interchange_columns.rs).
     let (body, scratch, blocks) = match (k.mapping, k.domain.first()) {
-        (Mapping::RowReduction, Some(row)) => {
-            let (b, s) = tile_emit::cache_reduced_values(program, &row.name, &k.body, &k.stores);
-            (b, s, false)
-        }
+        (Mapping::RowReduction, _) => match &k.cached {
+            Some(c) => (c.body.clone(), c.scratch.clone(), false),
+            None => (k.body.clone(), vec![], false),
+        },
         (Mapping::ColumnReduction, Some(col)) => {
             match crate::interchange_columns::interchange_columns(program, &col.name, &k.body) {
                 Some((b, s)) => (b, s, true),
@@ -120,10 +120,10 @@ fn print_kernel(
     program: &Program,
     k: &Kernel,
     body: &[tile_ir::Stmt],
-    scratch: &[tile_emit::ScratchRow],
+    scratch: &[tile_plan::ScratchRow],
     blocks: bool,
 ) -> tile_emit::Printed {
-    let extended = tile_emit::with_scratch(program, scratch);
+    let extended = tile_plan::with_scratch(program, scratch);
     // A full reduction's rewritten expressions, alive until printing ends
     // (the printer keys sites by node address).
     let full = (k.mapping == Mapping::FullReduction)
@@ -211,7 +211,7 @@ fn print_kernel(
 
 /// The scratch rows of a row kernel: one per-thread buffer (`tile_scratch`,
 /// kept between calls) cut into rows of 64-byte multiples.
-fn declare_scratch(p: &mut Printer, extended: &Program, scratch: &[tile_emit::ScratchRow]) {
+fn declare_scratch(p: &mut Printer, extended: &Program, scratch: &[tile_plan::ScratchRow]) {
     let mut offset = "0".to_string();
     let mut rows = Vec::new();
     for (n, s) in scratch.iter().enumerate() {
@@ -243,7 +243,7 @@ fn column_blocks(
     k: &Kernel,
     body: &[tile_ir::Stmt],
     extended: &Program,
-    scratch: &[tile_emit::ScratchRow],
+    scratch: &[tile_plan::ScratchRow],
 ) {
     let col = &k.domain[0];
     p.line(format!(
@@ -343,7 +343,7 @@ fn list(v: &[String]) -> String {
 /// as the kernel computes them (each row rounded up to 64 bytes, plus 64),
 /// in `u128` so no size wraps; `None` when a bound cannot be evaluated.
 pub(crate) fn scratch_bytes(
-    rows: &[tile_emit::ScratchRow],
+    rows: &[tile_plan::ScratchRow],
     sizes: &tile_ir::Sizes,
 ) -> Option<u128> {
     if rows.is_empty() {

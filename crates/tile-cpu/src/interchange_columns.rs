@@ -23,7 +23,7 @@
 //! are not size symbols, integer or boolean reductions and bindings) keep
 //! the lane walk.
 
-use tile_emit::ScratchRow;
+use tile_plan::ScratchRow;
 use tile_ir::{BinOp, DType, Expr, Func, LoopVar, Program, ReduceOp, Span, Stmt};
 
 /// Columns per block: each row is read in runs of up to this many

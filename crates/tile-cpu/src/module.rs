@@ -30,7 +30,7 @@ struct Loaded {
     params: Vec<usize>,
     sites: Vec<Site>,
     /// Scratch rows of a row kernel (each thread allocates them).
-    scratch: Vec<tile_emit::ScratchRow>,
+    scratch: Vec<tile_plan::ScratchRow>,
 }
 
 /// An argument in caller-owned memory (`addr` is a host address).

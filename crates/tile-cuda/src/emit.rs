@@ -202,7 +202,7 @@ fn kernel(
         _ => None,
     };
     let extended = match &rows {
-        Some(r) => tile_emit::with_scratch(program, &r.scratch),
+        Some(r) => tile_plan::with_scratch(program, &r.scratch),
         None => program.clone(),
     };
     // A full reduction's rewritten expressions, alive until printing ends.

@@ -12,7 +12,8 @@
 //! Loads of other shapes stay loads. The staged kernel computes the same
 //! values in the same order as the streaming one, bit for bit.
 
-use tile_emit::{cache_reduced_values, Printer, ScratchRow, VTy};
+use tile_emit::{Printer, VTy};
+use tile_plan::ScratchRow;
 use tile_ir::{DType, Expr, Program, Stmt};
 use tile_plan::Kernel;
 
@@ -29,7 +30,7 @@ pub(crate) struct StagedRow {
 }
 
 /// What a `_rows` entry point runs: the row body (with values cached in
-/// scratch rows where [`cache_reduced_values`] found some), the staged
+/// scratch rows where [`tile_plan::cache_reduced_values`] found some), the staged
 /// input rows and the scratch rows, all in dynamic shared memory.
 pub(crate) struct RowPlan {
     pub body: Vec<Stmt>,
@@ -59,11 +60,13 @@ impl RowPlan {
 /// it would stage nothing.
 pub(crate) fn row_plan(program: &Program, k: &Kernel) -> Option<RowPlan> {
     let row = k.domain.first()?;
-    let (mut body, mut scratch) = cache_reduced_values(program, &row.name, &k.body, &k.stores);
-    if scratch.iter().any(|s| s.dtype != DType::F32) {
-        body = k.body.clone();
-        scratch.clear();
-    }
+    // Shared memory holds f32 scratch rows only.
+    let (body, scratch) = match &k.cached {
+        Some(c) if c.scratch.iter().all(|s| s.dtype == DType::F32) => {
+            (c.body.clone(), c.scratch.clone())
+        }
+        _ => (k.body.clone(), vec![]),
+    };
     let staged = staged_rows(program, &row.name, &body, &k.stores);
     (!staged.is_empty() || !scratch.is_empty()).then_some(RowPlan {
         body,

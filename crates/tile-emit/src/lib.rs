@@ -34,14 +34,12 @@
 
 mod access;
 mod api;
-mod cache_reduced_values;
 mod control;
 pub mod dialect;
 mod lower_expr;
 mod printer;
 mod split_full;
 
-pub use cache_reduced_values::{cache_reduced_values, with_scratch, ScratchRow};
 pub use dialect::{Dialect, VectorSpelling};
 pub use printer::{Printed, Printer, Site, VTy};
 pub use split_full::{full_names, FullParts};

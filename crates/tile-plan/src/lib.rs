@@ -3,7 +3,8 @@
 //!
 //! [`compile`] is the whole pipeline, in order:
 //! `verify -> fold_constants -> share_common_values -> remove_dead_code ->
-//! find_unused_inputs -> plan_groups -> find_row_forms -> find_costs`. With `TILE_LOG=passes` in the
+//! find_unused_inputs -> plan_groups -> find_row_forms -> cache_reduced_values ->
+//! find_costs`. With `TILE_LOG=passes` in the
 //! environment it prints the program after each pass to stderr.
 //!
 //! ```
@@ -22,6 +23,7 @@
 #![deny(missing_docs)]
 
 pub mod affine;
+mod cache_reduced_values;
 mod check_ranges;
 mod execute;
 mod find_costs;
@@ -36,6 +38,7 @@ mod remove_dead_code;
 mod share_common_values;
 pub mod split_reductions;
 
+pub use cache_reduced_values::{cache_reduced_values, cache_row, with_scratch, Cached, ScratchRow};
 pub use check_ranges::{check_ranges, RangeError, RangeProof, INDEX_LIMIT};
 pub use execute::{execute_plan, Order};
 pub use find_hazards::{
@@ -115,9 +118,20 @@ pub fn compile_skipping(
     let unused = find_unused_inputs(&p);
     let mut plan = plan_groups(&p, unused, options.fusion);
     find_row_forms(&mut plan.kernels);
-    plan.notes = find_costs::find_costs(&plan.kernels);
     if log {
         eprintln!("== after plan_groups ==\n{plan}");
+    }
+    cache_reduced_values(&p, &mut plan.kernels);
+    plan.notes = find_costs::find_costs(&plan.kernels);
+    if log {
+        for k in &plan.kernels {
+            if let Some(c) = &k.cached {
+                eprintln!("== after cache_reduced_values: {} ==", k.name);
+                for s in &c.body {
+                    eprintln!("{s}");
+                }
+            }
+        }
     }
     Ok(plan)
 }

@@ -122,6 +122,9 @@ pub struct Kernel {
     /// Row and column kernels: how a block's threads share one row or
     /// column ([`crate::find_row_forms`]); `None` for other mappings.
     pub sharing: Option<crate::Sharing>,
+    /// Row kernels that compute a value twice: the body with it computed
+    /// once into scratch rows ([`crate::cache_reduced_values`]).
+    pub cached: Option<crate::Cached>,
 }
 
 impl Kernel {
@@ -226,6 +229,16 @@ impl Plan {
                     "domain": k.domain.iter().map(|v| format!("{} in {}..{}", v.name, v.lo, v.hi)).collect::<Vec<_>>(),
                     "lines": k.lines,
                     "sharing": k.sharing.as_ref().map(|s| s.describe()),
+                    "caches": k.cached.as_ref().map_or(vec![], |c| c
+                        .cached_values()
+                        .into_iter()
+                        .map(|(row, var, value)| json!({
+                            "value": value.to_string(),
+                            "var": var,
+                            "range": format!("{}..{}", row.lo, row.hi),
+                            "scratch": row.name,
+                        }))
+                        .collect::<Vec<_>>()),
                 })
             })
             .collect();
@@ -286,6 +299,15 @@ impl fmt::Display for Plan {
                     " ".repeat(6 - what.len()),
                     sh.describe()
                 )?;
+            }
+            if let Some(c) = &k.cached {
+                for (row, var, value) in c.cached_values() {
+                    writeln!(
+                        f,
+                        "     caches: {value} for {var} in {}..{} (scratch row {})",
+                        row.lo, row.hi, row.name
+                    )?;
+                }
             }
         }
         if self.fallbacks.is_empty() {

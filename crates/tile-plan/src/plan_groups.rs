@@ -315,6 +315,7 @@ fn kernel(mapping: Mapping, domain: Vec<LoopVar>, body: Vec<Stmt>, lines: Vec<u3
         body,
         lines,
         sharing: None,
+        cached: None,
     }
 }
 

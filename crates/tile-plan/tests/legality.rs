@@ -345,6 +345,7 @@ fn forcing_a_dependent_row_to_split_is_caught() {
     let forced = Plan {
         kernels: vec![Kernel {
             sharing: Some(tile_plan::Sharing::Split),
+            cached: None,
             ..plan.kernels[0].clone()
         }],
         ..plan.clone()

@@ -19,8 +19,60 @@
 //! buffer the kernel writes, its free names are size symbols, the row
 //! variable or bindings made before the reduction, the later loop rebinds
 //! none of them, and the range is made of size symbols.
+//!
+//! The pass runs in [`crate::compile`] after the kernels are planned and
+//! records the rewritten body beside the kernel's own ([`Kernel::cached`]):
+//! a target may run either (CUDA's streaming entry point keeps the plain
+//! body, since it has no scratch storage).
 
+use crate::{Kernel, Mapping};
 use tile_ir::{BinOp, DType, Expr, Func, LoopVar, Program, Stmt};
+
+/// A row kernel's body with reduced values cached in scratch rows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cached {
+    /// The rewritten body: fills of the scratch rows, then the row's
+    /// statements reading them.
+    pub body: Vec<Stmt>,
+    /// The scratch rows, at least one.
+    pub scratch: Vec<ScratchRow>,
+}
+
+impl Cached {
+    /// Each scratch row with its fill's variable and the value it stores
+    /// (an expression of that variable).
+    pub fn cached_values(&self) -> Vec<(&ScratchRow, &str, &Expr)> {
+        let mut out = Vec::new();
+        for row in &self.scratch {
+            // A fill is a loop of one store, at the body's top level.
+            for s in &self.body {
+                let Stmt::For { vars, body, .. } = s else {
+                    continue;
+                };
+                for t in body {
+                    if let Stmt::Store { buf, value, .. } = t {
+                        if *buf == row.name {
+                            out.push((row, vars[0].name.as_str(), value));
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Sets [`Kernel::cached`] on each row kernel of `program` that computes
+/// a value twice.
+pub fn cache_reduced_values(program: &Program, kernels: &mut [Kernel]) {
+    for k in kernels {
+        let (Mapping::RowReduction, Some(row)) = (k.mapping, k.domain.first()) else {
+            continue;
+        };
+        let (body, scratch) = cache_row(program, &row.name, &k.body, &k.stores);
+        k.cached = (!scratch.is_empty()).then_some(Cached { body, scratch });
+    }
+}
 
 /// A row of scratch storage a rewritten row body stores to and reads.
 #[derive(Clone, Debug, PartialEq)]
@@ -38,7 +90,7 @@ pub struct ScratchRow {
 /// Rewrites the body of a row kernel over `row` that writes `written`;
 /// returns the body (unchanged when nothing is cached) and its scratch
 /// rows.
-pub fn cache_reduced_values(
+pub fn cache_row(
     program: &Program,
     row: &str,
     body: &[Stmt],
@@ -162,7 +214,7 @@ pub fn cache_reduced_values(
 /// `program` with one `inout` parameter per scratch row appended, so a
 /// printer resolves the rewritten statements' scratch accesses (types,
 /// boxes, bounds checks) like any buffer's. Targets declare the scratch
-/// rows' pointers themselves ([`crate::Printer::declare_param`]).
+/// rows' pointers themselves.
 pub fn with_scratch(program: &Program, scratch: &[ScratchRow]) -> Program {
     let mut p = program.clone();
     for s in scratch {
@@ -321,7 +373,7 @@ mod tests {
         let Stmt::For { vars, body, .. } = &program.body[0] else {
             panic!("a row nest")
         };
-        cache_reduced_values(&program, &vars[0].name, body, &["y".to_string()])
+        cache_row(&program, &vars[0].name, body, &["y".to_string()])
     }
 
     fn text(stmts: &[Stmt]) -> String {
