@@ -23,8 +23,8 @@
 //! are not size symbols, integer or boolean reductions and bindings) keep
 //! the lane walk.
 
-use tile_plan::ScratchRow;
 use tile_ir::{BinOp, DType, Expr, Func, LoopVar, Program, ReduceOp, Span, Stmt};
+use tile_plan::ScratchRow;
 
 /// Columns per block: each row is read in runs of up to this many
 /// elements, and an accumulator row (8 bytes per column) stays in the

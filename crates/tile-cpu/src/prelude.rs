@@ -123,7 +123,7 @@ static void *tile_scratch(size_t bytes) {
         helper(
             "tile_splat_vi64",
             &[],
-            "static inline tile_vi64 tile_splat_vi64(int64_t x) { return (tile_vi64){0} + x; }",
+            "static inline tile_vi64 tile_splat_vi64(int64_t x) { tile_vi64 r; for (int l = 0; l < TILE_L; l++) r[l] = x; return r; }",
         ),
         helper(
             "tile_splat_vm4",
@@ -161,15 +161,16 @@ static inline tile_vi64 tile_iota_vi64(void) {
             ),
         ));
     }
-    for (w, it) in [("4", "int32_t"), ("8", "int64_t")] {
+    for w in ["4", "8"] {
         v.push(helper(
             &format!("tile_any_vm{w}"),
             &[],
             &format!(
                 r#"
 static inline bool tile_any_vm{w}(tile_vm{w} m) {{
-  {it} r = 0;
-  for (int l = 0; l < TILE_L; l++) r |= m[l];
+  uint64_t q[sizeof m / 8], r = 0;
+  __builtin_memcpy(q, &m, sizeof m);
+  for (unsigned k = 0; k < sizeof m / 8; k++) r |= q[k];
   return r != 0;
 }}"#
             ),
@@ -180,9 +181,34 @@ static inline bool tile_any_vm{w}(tile_vm{w} m) {{
             &format!(
                 r#"
 static inline bool tile_all_vm{w}(tile_vm{w} m) {{
-  {it} r = -1;
-  for (int l = 0; l < TILE_L; l++) r &= m[l];
-  return r != 0;
+  uint64_t q[sizeof m / 8], r = ~0ull;
+  __builtin_memcpy(q, &m, sizeof m);
+  for (unsigned k = 0; k < sizeof m / 8; k++) r &= q[k];
+  return r == ~0ull;
+}}"#
+            ),
+        ));
+        // The first set lane of a mask (TILE_L when none) and the last
+        // (-1 when none): index searches (`control.rs`).
+        v.push(helper(
+            &format!("tile_first_vm{w}"),
+            &[],
+            &format!(
+                r#"
+static inline int64_t tile_first_vm{w}(tile_vm{w} m) {{
+  for (int l = 0; l < TILE_L; l++) if (m[l]) return l;
+  return TILE_L;
+}}"#
+            ),
+        ));
+        v.push(helper(
+            &format!("tile_last_vm{w}"),
+            &[],
+            &format!(
+                r#"
+static inline int64_t tile_last_vm{w}(tile_vm{w} m) {{
+  for (int l = TILE_L - 1; l >= 0; l--) if (m[l]) return l;
+  return -1;
 }}"#
             ),
         ));
@@ -377,16 +403,32 @@ static inline tile_vi64 tile_irem_vi64(tile_vi64 a, tile_vi64 b, int32_t *err, i
         &["tile_sel_vi64"],
         "static inline tile_vi64 tile_abs_vi64(tile_vi64 x) { return tile_sel_vi64((tile_vm8)(x < 0), -x, x); }",
     ));
-    v.push(helper(
-        "tile_min_vi64",
-        &["tile_sel_vi64"],
-        "static inline tile_vi64 tile_min_vi64(tile_vi64 a, tile_vi64 b) { return tile_sel_vi64((tile_vm8)(a < b), a, b); }",
-    ));
-    v.push(helper(
-        "tile_max_vi64",
-        &["tile_sel_vi64"],
-        "static inline tile_vi64 tile_max_vi64(tile_vi64 a, tile_vi64 b) { return tile_sel_vi64((tile_vm8)(a > b), a, b); }",
-    ));
+    // Integer min and max on native-width pieces (two for f32 programs,
+    // whose 64-bit vectors are twice the native width; one for f64): GCC
+    // turns a select on a compare into a min, and lowers a min of a
+    // double-width vector lane by lane through the stack (argmax's index
+    // reduction ran seven times slower than its float max). On native
+    // pieces it stays a vector compare and blend.
+    for (name, op) in [("tile_min_vi64", "<"), ("tile_max_vi64", ">")] {
+        v.push(helper(
+            name,
+            &[],
+            &format!(
+                r#"
+static inline tile_vi64 {name}(tile_vi64 a, tile_vi64 b) {{
+  typedef int64_t half __attribute__((vector_size(TILE_VBYTES)));
+  enum {{ n = sizeof(tile_vi64) / sizeof(half) }};
+  half x[n], y[n];
+  __builtin_memcpy(x, &a, sizeof a);
+  __builtin_memcpy(y, &b, sizeof b);
+  for (int h = 0; h < n; h++) x[h] = y[h] ^ ((x[h] ^ y[h]) & (half)(x[h] {op} y[h]));
+  tile_vi64 r;
+  __builtin_memcpy(&r, x, sizeof r);
+  return r;
+}}"#
+            ),
+        ));
+    }
     // Horizontal reductions of partial results.
     v.push(helper(
         "tile_hsum_vf64",

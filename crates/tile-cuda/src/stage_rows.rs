@@ -13,9 +13,9 @@
 //! values in the same order as the streaming one, bit for bit.
 
 use tile_emit::{Printer, VTy};
-use tile_plan::ScratchRow;
 use tile_ir::{DType, Expr, Program, Stmt};
 use tile_plan::Kernel;
+use tile_plan::ScratchRow;
 
 /// A buffer whose rows a kernel stages, and the range of its last box
 /// dimension (the row).

@@ -10,7 +10,7 @@
 //! bounds vary runs lane by lane.
 
 use crate::printer::{Bind, Kind, Mask, Printer, VTy, Val, VecCtx};
-use tile_ir::{Expr, LoopVar, ReduceOp, Stmt};
+use tile_ir::{Expr, Func, LoopVar, ReduceOp, Stmt};
 
 /// Vectors per step of a vectorised reduction's first loop, each into its
 /// own accumulator ([`Printer::unrolled_reduction`]).
@@ -380,7 +380,13 @@ impl Printer<'_> {
         let acc = self.tmp("acc");
         let ast = self.scalar_type(at);
         let init = self.acc_init(op, at);
-        if self.d.vector.is_some() {
+        let search = Printer::index_search(op, var, body, t);
+        if let (Some((cond, other)), true) = (search, self.d.vector.is_some()) {
+            self.line(format!("{ast} {acc} = {init};"));
+            self.line(format!("{int} {cv} = {blo};"));
+            self.search_lanes(op, var, (cond, other), (&cv, &bhi), &acc);
+            self.open(format!("for (; {cv} < {bhi}; {cv}++)"));
+        } else if self.d.vector.is_some() {
             let l = self.lanes();
             let vacc = self.tmp("acc");
             let avt = self.vector_type(at, 0);
@@ -431,6 +437,111 @@ impl Printer<'_> {
         }
         self.close();
         Val::uni(red, t)
+    }
+
+    /// `min(j in lo..hi: select(c, j, k))` is the first `j` where `c`
+    /// holds (or `k`, where it fails somewhere), `max(...)` the last: for
+    /// such a body (`k` free of `j`, `c` not), its condition and `k`.
+    fn index_search<'e>(
+        op: ReduceOp,
+        var: &str,
+        body: &'e Expr,
+        t: VTy,
+    ) -> Option<(&'e Expr, &'e Expr)> {
+        if op == ReduceOp::Sum || t != VTy::Int {
+            return None;
+        }
+        let Expr::Call(Func::Select, args) = body else {
+            return None;
+        };
+        let [cond, Expr::Var(j), other] = args.as_slice() else {
+            return None;
+        };
+        let (mut in_cond, mut in_other) = (Vec::new(), Vec::new());
+        cond.free_vars(&mut in_cond);
+        other.free_vars(&mut in_other);
+        (j == var && in_cond.iter().any(|n| n == var) && !in_other.iter().any(|n| n == var))
+            .then_some((cond, other))
+    }
+
+    /// The vector part of an index search ([`Printer::index_search`]):
+    /// per step of [`UNROLL`] vectors (then of one), the condition's masks;
+    /// where any lane holds, the first (`min`) or last (`max`) such index
+    /// becomes `acc`, with no per-lane index arithmetic (64-bit lanes are
+    /// twice the native width for `f32`, and slow). Where a lane fails,
+    /// `other` joins the result once after the loops. The scalar tail
+    /// follows as for any reduction.
+    fn search_lanes(
+        &mut self,
+        op: ReduceOp,
+        var: &str,
+        (cond, other): (&Expr, &Expr),
+        (cv, bhi): (&str, &str),
+        acc: &str,
+    ) {
+        let int = self.d.int;
+        let l = self.lanes();
+        let first = op == ReduceOp::Min;
+        let found = self.tmp("fnd");
+        let failed = self.tmp("nf");
+        self.line(format!("bool {found} = 0, {failed} = 0;"));
+        for step in [UNROLL, 1] {
+            self.open(format!(
+                "for (; {cv} + {step} * {l} <= {bhi}; {cv} += {step} * {l})"
+            ));
+            let mut masks = Vec::new();
+            let mut w = self.mw_default;
+            for q in 0..step {
+                let base = if q == 0 {
+                    cv.to_string()
+                } else {
+                    let b = self.tmp("cv");
+                    self.line(format!("const {int} {b} = {cv} + {q} * {l};"));
+                    b
+                };
+                self.enter_vector(var, &base);
+                let m = self.expr(cond, Some(VTy::Bool));
+                let m = if m.vary { m } else { self.mask_width(m, w) };
+                w = m.mw;
+                let m = self.materialize(m, "msk");
+                masks.push(m.code);
+                self.leave_vector();
+            }
+            let any = self.helper(format!("tile_any_vm{w}"));
+            let all = self.helper(format!("tile_all_vm{w}"));
+            let f = self.tmp("fl");
+            if first {
+                let h = self.helper(format!("tile_first_vm{w}"));
+                self.open(format!("if (!{found} && {any}({}))", masks.join(" | ")));
+                self.line(format!("{int} {f} = {h}({});", masks[0]));
+                for (q, m) in masks.iter().enumerate().skip(1) {
+                    self.line(format!("if ({f} == {q} * {l}) {f} = {q} * {l} + {h}({m});"));
+                }
+                self.line(format!("{acc} = {cv} + {f};"));
+                self.line(format!("{found} = 1;"));
+            } else {
+                let h = self.helper(format!("tile_last_vm{w}"));
+                let top = masks.len() - 1;
+                self.open(format!("if ({any}({}))", masks.join(" | ")));
+                self.line(format!("{int} {f} = {top} * {l} + {h}({});", masks[top]));
+                for q in (0..top).rev() {
+                    self.line(format!(
+                        "if ({f} < {} * {l}) {f} = {q} * {l} + {h}({});",
+                        q + 1,
+                        masks[q]
+                    ));
+                }
+                self.line(format!("{acc} = {cv} + {f};"));
+            }
+            self.close();
+            self.line(format!("{failed} |= !{all}({});", masks.join(" & ")));
+            self.close();
+        }
+        self.open(format!("if ({failed})"));
+        let k = self.expr(other, Some(VTy::Int));
+        let c = self.combine(op, acc, &k.code, VTy::Int, false);
+        self.line(c);
+        self.close();
     }
 
     /// A reduction inside vector code whose body varies across lanes: its
