@@ -49,20 +49,29 @@ pub(crate) fn per_round(
 pub fn render(results: &Value) -> Result<String, String> {
     let meta = &results["meta"];
     let rows = results["rows"].as_array().ok_or("no rows")?;
-    let phases: Vec<&str> = meta["phases"]
-        .as_array()
-        .ok_or("no phases")?
-        .iter()
-        .filter_map(|p| p.as_str())
-        .collect();
-    let cases: Vec<&str> = meta["cases"]
-        .as_array()
-        .ok_or("no cases")?
-        .iter()
-        .filter_map(|p| p.as_str())
-        .collect();
-    let proto = &meta["protocol"];
+    let names = |key: &str| -> Result<Vec<&str>, String> {
+        Ok(meta[key]
+            .as_array()
+            .ok_or(format!("no {key}"))?
+            .iter()
+            .filter_map(|p| p.as_str())
+            .collect())
+    };
+    let phases = names("phases")?;
+    let cases = names("cases")?;
     let mut md = String::new();
+    header(&mut md, meta);
+    failures(&mut md, rows);
+    caveats(&mut md, meta);
+    for case in &cases {
+        case_section(&mut md, meta, rows, case, &phases);
+    }
+    Ok(md)
+}
+
+/// The title, the quick-run warning, the machine, protocol and peers.
+fn header(md: &mut String, meta: &Value) {
+    let proto = &meta["protocol"];
     let _ = writeln!(md, "# Tile benchmark results\n");
     if proto["quick"].as_bool().unwrap_or(false) {
         let _ = writeln!(
@@ -105,6 +114,10 @@ pub fn render(results: &Value) -> Result<String, String> {
             );
         }
     }
+}
+
+/// The rows that recorded no timing, and why.
+fn failures(md: &mut String, rows: &[Value]) {
     let failed: Vec<String> = rows
         .iter()
         .filter(|r| r["status"] != "ok")
@@ -125,6 +138,10 @@ pub fn render(results: &Value) -> Result<String, String> {
             let _ = writeln!(md, "- {f}");
         }
     }
+}
+
+/// How every figure below was computed.
+fn caveats(md: &mut String, meta: &Value) {
     let _ = writeln!(md, "\n## Caveats\n");
     let _ = writeln!(
         md,
@@ -141,118 +158,136 @@ pub fn render(results: &Value) -> Result<String, String> {
             "- GB/s is the bytes the case's program moves (every input read once, every output written once) over the median time, the same numerator for every entry; the `copy` entry reads and writes that many bytes, so `fused` over `copy` is how far Tile is from the copy floor on this machine."
         );
     }
-    for case in &cases {
-        let entries: Vec<String> = {
-            let mut e: Vec<String> = Vec::new();
-            for r in rows.iter().filter(|r| r["case"] == *case) {
-                let v = r["variant"].as_str().unwrap_or("?").to_string();
-                if !e.contains(&v) {
-                    e.push(v);
-                }
-            }
-            e.sort_by_key(|v| entry_rank(v));
-            e
-        };
-        let moved = meta["moved_bytes"][*case].as_f64();
-        let _ = writeln!(md, "\n## {case}\n");
-        let kernels: Vec<String> = entries
-            .iter()
-            .filter_map(|e| {
-                let r = rows
-                    .iter()
-                    .find(|r| r["case"] == *case && r["variant"] == e.as_str())?;
-                let k = if r["framework"] == "tile" {
-                    r["plan"]["kernels"].clone()
-                } else {
-                    r["kernels"].clone()
-                };
-                Some(format!(
-                    "{e} {}",
-                    if k.is_null() {
-                        "?".to_string()
-                    } else {
-                        k.to_string()
-                    }
-                ))
-            })
-            .collect();
-        let _ = writeln!(md, "Kernels per invocation: {}\n", kernels.join(", "));
-        if moved.is_some() {
-            let _ = writeln!(
-                md,
-                "| entry | phase | median (us) | min (us) | max (us) | rounds | GB/s |"
-            );
-            let _ = writeln!(md, "|---|---|---|---|---|---|---|");
-        } else {
-            let _ = writeln!(
-                md,
-                "| entry | phase | median (us) | min (us) | max (us) | rounds |"
-            );
-            let _ = writeln!(md, "|---|---|---|---|---|---|");
-        }
-        for e in &entries {
-            for ph in &phases {
-                let by_round = per_round(rows, case, e, ph);
-                if by_round.is_empty() {
-                    continue;
-                }
-                let meds: Vec<f64> = by_round.values().map(|v| median(v)).collect();
-                let all: Vec<f64> = by_round.values().flatten().copied().collect();
-                let lo = all.iter().copied().fold(f64::INFINITY, f64::min);
-                let hi = all.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                let m = median(&meds);
-                let _ = write!(
-                    md,
-                    "| {e} | {ph} | {} | {} | {} | {} |",
-                    sig4(m),
-                    sig4(lo),
-                    sig4(hi),
-                    meds.len()
-                );
-                match moved {
-                    Some(b) => {
-                        let _ = writeln!(md, " {} |", sig4(gbps(b, m)));
-                    }
-                    None => {
-                        let _ = writeln!(md);
-                    }
-                }
-            }
-        }
-        let _ = writeln!(
-            md,
-            "\n| numerator | denominator | phase | median ratio | per round |"
-        );
-        let _ = writeln!(md, "|---|---|---|---|---|");
-        for e in entries.iter().filter(|e| e.as_str() != "fused") {
-            for ph in &phases {
-                let num = per_round(rows, case, "fused", ph);
-                let den = per_round(rows, case, e, ph);
-                let ratios: Vec<f64> = num
-                    .iter()
-                    .filter_map(|(r, v)| den.get(r).map(|d| median(v) / median(d)))
-                    .collect();
-                if ratios.is_empty() {
-                    continue;
-                }
-                let each: Vec<String> = ratios.iter().map(|r| sig4(*r)).collect();
-                let _ = writeln!(
-                    md,
-                    "| fused | {e} | {ph} | {} | {} |",
-                    sig4(median(&ratios)),
-                    each.join(" ")
-                );
-            }
-        }
-        let _ = writeln!(md, "\nEntries:\n");
-        for e in &entries {
-            let row = rows
-                .iter()
-                .find(|r| r["case"] == *case && r["variant"] == e.as_str());
-            let _ = writeln!(md, "- `{e}`: {}", explain(e, row, moved));
+}
+
+/// One case: kernels per invocation, the times table, the ratios table
+/// and what each entry is.
+fn case_section(md: &mut String, meta: &Value, rows: &[Value], case: &str, phases: &[&str]) {
+    let mut entries: Vec<String> = Vec::new();
+    for r in rows.iter().filter(|r| r["case"] == case) {
+        let v = r["variant"].as_str().unwrap_or("?").to_string();
+        if !entries.contains(&v) {
+            entries.push(v);
         }
     }
-    Ok(md)
+    entries.sort_by_key(|v| entry_rank(v));
+    let moved = meta["moved_bytes"][case].as_f64();
+    let _ = writeln!(md, "\n## {case}\n");
+    let kernels: Vec<String> = entries
+        .iter()
+        .filter_map(|e| {
+            let r = rows
+                .iter()
+                .find(|r| r["case"] == case && r["variant"] == e.as_str())?;
+            let k = if r["framework"] == "tile" {
+                r["plan"]["kernels"].clone()
+            } else {
+                r["kernels"].clone()
+            };
+            Some(format!(
+                "{e} {}",
+                if k.is_null() {
+                    "?".to_string()
+                } else {
+                    k.to_string()
+                }
+            ))
+        })
+        .collect();
+    let _ = writeln!(md, "Kernels per invocation: {}\n", kernels.join(", "));
+    times_table(md, rows, case, &entries, phases, moved);
+    ratios_table(md, rows, case, &entries, phases);
+    let _ = writeln!(md, "\nEntries:\n");
+    for e in &entries {
+        let row = rows
+            .iter()
+            .find(|r| r["case"] == case && r["variant"] == e.as_str());
+        let _ = writeln!(md, "- `{e}`: {}", explain(e, row, moved));
+    }
+}
+
+/// Per entry and phase: median, range, rounds and (with `moved` bytes)
+/// the bandwidth.
+fn times_table(
+    md: &mut String,
+    rows: &[Value],
+    case: &str,
+    entries: &[String],
+    phases: &[&str],
+    moved: Option<f64>,
+) {
+    if moved.is_some() {
+        let _ = writeln!(
+            md,
+            "| entry | phase | median (us) | min (us) | max (us) | rounds | GB/s |"
+        );
+        let _ = writeln!(md, "|---|---|---|---|---|---|---|");
+    } else {
+        let _ = writeln!(
+            md,
+            "| entry | phase | median (us) | min (us) | max (us) | rounds |"
+        );
+        let _ = writeln!(md, "|---|---|---|---|---|---|");
+    }
+    for e in entries {
+        for ph in phases {
+            let by_round = per_round(rows, case, e, ph);
+            if by_round.is_empty() {
+                continue;
+            }
+            let meds: Vec<f64> = by_round.values().map(|v| median(v)).collect();
+            let all: Vec<f64> = by_round.values().flatten().copied().collect();
+            let lo = all.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = all.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let m = median(&meds);
+            let _ = write!(
+                md,
+                "| {e} | {ph} | {} | {} | {} | {} |",
+                sig4(m),
+                sig4(lo),
+                sig4(hi),
+                meds.len()
+            );
+            match moved {
+                Some(b) => {
+                    let _ = writeln!(md, " {} |", sig4(gbps(b, m)));
+                }
+                None => {
+                    let _ = writeln!(md);
+                }
+            }
+        }
+    }
+}
+
+/// `fused` over every other entry, per phase: the median of the
+/// per-round ratios, and each round's.
+fn ratios_table(md: &mut String, rows: &[Value], case: &str, entries: &[String], phases: &[&str]) {
+    let _ = writeln!(
+        md,
+        "\n| numerator | denominator | phase | median ratio | per round |"
+    );
+    let _ = writeln!(md, "|---|---|---|---|---|");
+    for e in entries.iter().filter(|e| e.as_str() != "fused") {
+        for ph in phases {
+            let num = per_round(rows, case, "fused", ph);
+            let den = per_round(rows, case, e, ph);
+            let ratios: Vec<f64> = num
+                .iter()
+                .filter_map(|(r, v)| den.get(r).map(|d| median(v) / median(d)))
+                .collect();
+            if ratios.is_empty() {
+                continue;
+            }
+            let each: Vec<String> = ratios.iter().map(|r| sig4(*r)).collect();
+            let _ = writeln!(
+                md,
+                "| fused | {e} | {ph} | {} | {} |",
+                sig4(median(&ratios)),
+                each.join(" ")
+            );
+        }
+    }
 }
 
 /// The order entries are listed in: Tile's, then the peers.
