@@ -122,16 +122,39 @@ pub fn digest(runs: &[Run]) -> String {
     md
 }
 
+/// One run: the answer first, then where its data is, the audit's
+/// verdict, the peers, the plans and the lookup table.
 fn section(md: &mut String, run: &Run) {
     let r = &run.results;
     let meta = &r["meta"];
     let empty = vec![];
     let rows = r["rows"].as_array().unwrap_or(&empty);
     let phase = main_phase(r);
-    let s = |v: &Value| v.as_str().unwrap_or("?").to_string();
     let _ = writeln!(md, "\n## {}\n", run.path);
     // The answer goes here, first, once computed below.
     let mark = md.len();
+    provenance(md, run);
+    let cases: Vec<&str> = meta["cases"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|c| c.as_str()).collect())
+        .unwrap_or_default();
+    plans(md, rows, &cases);
+    let answer_at = md.len();
+    answer(md, rows, &cases, &phase);
+    let text = md.split_off(answer_at);
+    md.insert_str(mark, &format!("{text}\n"));
+    lookup(md, rows, &cases, &phase);
+}
+
+fn text(v: &Value) -> String {
+    v.as_str().unwrap_or("?").to_string()
+}
+
+/// Target, device, commit, where the raw data lies, the audit's verdict
+/// and the peers' versions.
+fn provenance(md: &mut String, run: &Run) {
+    let meta = &run.results["meta"];
+    let s = text;
     let _ = writeln!(
         md,
         "`{}` on {} (host: {}); Tile {} at commit `{}`. Raw data: \
@@ -186,26 +209,25 @@ fn section(md: &mut String, run: &Run) {
     if !peers.is_empty() {
         let _ = writeln!(md, "Peers: {}.\n", peers.join("; "));
     }
-    let cases: Vec<&str> = meta["cases"]
-        .as_array()
-        .map(|a| a.iter().filter_map(|c| c.as_str()).collect())
-        .unwrap_or_default();
-    plans(md, rows, &cases);
-    // The answer: per graph and entry, the range of the ratio over shapes.
+}
+
+/// The answer: per graph and entry, the range over shapes of Tile
+/// `fused` / entry in `phase`, and at how many shapes Tile is faster.
+fn answer(md: &mut String, rows: &[Value], cases: &[&str], phase: &str) {
     let graph_of = |case: &str| -> String {
         rows.iter()
             .find(|x| x["case"] == case)
-            .map_or(case.to_string(), |x| s(&x["graph"]))
+            .map_or(case.to_string(), |x| text(&x["graph"]))
     };
     let mut answer: BTreeMap<String, BTreeMap<String, Vec<f64>>> = BTreeMap::new();
     let mut order: Vec<String> = Vec::new();
-    for case in &cases {
+    for case in cases {
         let g = graph_of(case);
         if !order.contains(&g) {
             order.push(g.clone());
         }
         for e in entries(rows, case).iter().filter(|e| *e != "fused") {
-            let Some(p) = phase_of(rows, case, e, &phase) else {
+            let Some(p) = phase_of(rows, case, e, phase) else {
                 continue;
             };
             // A shape without paired rounds has no ratio: left out of the
@@ -226,7 +248,6 @@ fn section(md: &mut String, run: &Run) {
             }
         }
     }
-    let answer_at = md.len();
     let _ = writeln!(
         md,
         "**Answer.** Tile `fused` took, in {phase} (median paired ratios over the graph's shapes):\n"
@@ -260,16 +281,19 @@ fn section(md: &mut String, run: &Run) {
         let text: Vec<String> = parts.into_iter().map(|(_, t)| t).collect();
         let _ = writeln!(md, "- `{g}`: {}.", text.join("; "));
     }
-    let text = md.split_off(answer_at);
-    md.insert_str(mark, &format!("{text}\n"));
+}
+
+/// The exact-lookup table (per case and entry: median, range, ratio) and
+/// the validation line.
+fn lookup(md: &mut String, rows: &[Value], cases: &[&str], phase: &str) {
     let _ = writeln!(
         md,
         "Per case and entry, {phase} unless marked: the median per-invocation time over rounds, the smallest and largest sample, and Tile `fused` / entry.\n\n| case | entry | median (us) | range (us) | fused / entry |\n|---|---|---|---|---|"
     );
     let mut failed: Vec<String> = Vec::new();
-    for case in &cases {
+    for case in cases {
         for e in entries(rows, case) {
-            let p = phase_of(rows, case, &e, &phase);
+            let p = phase_of(rows, case, &e, phase);
             match p.as_deref().and_then(|p| figures(rows, case, &e, p)) {
                 Some([m, lo, hi, ratio]) => {
                     let ratio = if e == "fused" {
@@ -294,7 +318,7 @@ fn section(md: &mut String, run: &Run) {
                     let status = rows
                         .iter()
                         .find(|x| x["case"] == *case && x["variant"] == e.as_str())
-                        .map_or("?".to_string(), |x| s(&x["status"]));
+                        .map_or("?".to_string(), |x| text(&x["status"]));
                     let _ = writeln!(md, "| {case} | {e} | - | - | {status} |");
                     failed.push(format!("{case} {e}: {status}"));
                 }
