@@ -82,6 +82,7 @@ pub fn variants_for(group: &str) -> Vec<Variant> {
 /// of `results.md`.
 pub fn bench(args: &BenchArgs) -> Result<PathBuf, String> {
     let start = now();
+    let sources_dir = args.out.join("sources");
     if args.out.exists()
         && std::fs::read_dir(&args.out)
             .map(|mut d| d.next().is_some())
@@ -92,31 +93,9 @@ pub fn bench(args: &BenchArgs) -> Result<PathBuf, String> {
             args.out.display()
         ));
     }
-    let sources_dir = args.out.join("sources");
     std::fs::create_dir_all(&sources_dir).map_err(|e| format!("{}: {e}", sources_dir.display()))?;
     let ph = phases(&args.target);
-
-    // Which peers are there at all (each greets and quits).
-    let mut peer_info = serde_json::Map::new();
-    let mut available = Vec::new();
-    for p in &args.peers {
-        match Peer::start(&args.python, p) {
-            Ok(peer) => {
-                if peer.available() {
-                    available.push(p.clone());
-                }
-                peer_info.insert(p.clone(), peer.hello.clone());
-            }
-            Err(e) => {
-                peer_info.insert(p.clone(), json!({"available": false, "reason": e}));
-            }
-        }
-    }
-    let groups: Vec<String> = {
-        let mut g: Vec<String> = args.cases.iter().map(|c| c.group.clone()).collect();
-        g.dedup();
-        g
-    };
+    let (peer_info, available) = greet_peers(args);
     let case_names: Vec<String> = args.cases.iter().map(|c| c.name.clone()).collect();
     let mut frameworks = vec!["tile".to_string()];
     frameworks.extend(available.iter().cloned());
@@ -124,25 +103,7 @@ pub fn bench(args: &BenchArgs) -> Result<PathBuf, String> {
         .iter()
         .map(|s| s.to_string())
         .collect();
-    let mut order = planned_order(
-        args.protocol.rounds,
-        &case_names,
-        &frameworks,
-        &all_variants,
-    );
-    // The reference variant (an explicitly requested element grid) applies
-    // to the seed suite only; single-output controls compare fused and split.
-    for round in &mut order {
-        round.sequence.retain(|(c, e)| {
-            let group = args
-                .cases
-                .iter()
-                .find(|k| &k.name == c)
-                .map(|k| k.group.as_str());
-            e != "reference" || group == Some("seed")
-        });
-    }
-
+    let order = plan_rounds(args, &case_names, &frameworks, &all_variants);
     // Bytes each case moves (the bandwidth column's numerator, and the
     // copy entry's size).
     let mut moved = serde_json::Map::new();
@@ -195,53 +156,17 @@ pub fn bench(args: &BenchArgs) -> Result<PathBuf, String> {
                 rows.extend(peer_rows(&base, entry, &resp, &ph));
                 continue;
             }
-            let variant =
-                Variant::parse(entry).ok_or_else(|| format!("unknown entry `{entry}`"))?;
-            if !variants_for(&case.group).contains(&variant) {
-                continue;
-            }
-            let mut prepared = prepare(&args.target, case, variant)?;
-            if artifacts.is_null() {
-                artifacts = prepared.artifacts.clone();
-            }
-            let mut srcs = Vec::new();
-            for (hash, ext, text) in &prepared.sources {
-                let rel = format!("sources/{hash}.{ext}");
-                std::fs::write(args.out.join(&rel), text).map_err(|e| format!("{rel}: {e}"))?;
-                srcs.push(json!({"hash": hash, "path": rel}));
-            }
-            let validation = if variant == Variant::Copy {
-                prepared.validate(&crate::target::copy_case(case)?)?
-            } else {
-                prepared.validate(case)?
-            };
-            let mut row = base.clone();
-            row["framework"] = json!("tile");
-            row["variant"] = json!(variant.name());
-            row["plan"] = prepared.plan.clone();
-            row["sources"] = json!(srcs);
-            row["artifacts"] = prepared.artifacts.clone();
-            row["validation"] = serde_json::to_value(&validation).map_err(|e| e.to_string())?;
-            if !validation["pass"].as_bool().unwrap_or(false) {
-                row["phase"] = json!("validation");
-                row["status"] = json!("failed");
-                rows.push(row);
-                continue;
-            }
-            let measured = measure(prepared.invoker.as_mut(), &args.protocol, &ph)?;
-            for p in &ph {
-                let mut r = row.clone();
-                r["phase"] = json!(p);
-                r["status"] = json!("ok");
-                r["n"] = json!(measured[*p].n);
-                r["samples_s"] = json!(measured[*p].samples_s);
-                rows.push(r);
-            }
+            rows.extend(tile_rows(args, case, entry, base, &ph, &mut artifacts)?);
         }
     }
     if args.progress {
         eprintln!();
     }
+    let groups: Vec<String> = {
+        let mut g: Vec<String> = args.cases.iter().map(|c| c.group.clone()).collect();
+        g.dedup();
+        g
+    };
     let meta = json!({
         "tile_version": env!("CARGO_PKG_VERSION"),
         "tile_commit": git_commit(),
@@ -271,6 +196,107 @@ pub fn bench(args: &BenchArgs) -> Result<PathBuf, String> {
     let md_path = args.out.join("results.md");
     write_file(&md_path, &md)?;
     Ok(md_path)
+}
+
+/// Which peers are there at all (each greets and quits): every asked
+/// peer's greeting (or why it did not start) and the available ones.
+fn greet_peers(args: &BenchArgs) -> (serde_json::Map<String, Value>, Vec<String>) {
+    let mut peer_info = serde_json::Map::new();
+    let mut available = Vec::new();
+    for p in &args.peers {
+        match Peer::start(&args.python, p) {
+            Ok(peer) => {
+                if peer.available() {
+                    available.push(p.clone());
+                }
+                peer_info.insert(p.clone(), peer.hello.clone());
+            }
+            Err(e) => {
+                peer_info.insert(p.clone(), json!({"available": false, "reason": e}));
+            }
+        }
+    }
+    (peer_info, available)
+}
+
+/// The rounds' planned order of (case, entry). The reference variant (an
+/// explicitly requested element grid) applies to the seed suite only;
+/// single-output controls compare fused and split.
+fn plan_rounds(
+    args: &BenchArgs,
+    case_names: &[String],
+    frameworks: &[String],
+    variants: &[String],
+) -> Vec<crate::protocol::RoundOrder> {
+    let mut order = planned_order(args.protocol.rounds, case_names, frameworks, variants);
+    for round in &mut order {
+        round.sequence.retain(|(c, e)| {
+            let group = args
+                .cases
+                .iter()
+                .find(|k| &k.name == c)
+                .map(|k| k.group.as_str());
+            e != "reference" || group == Some("seed")
+        });
+    }
+    order
+}
+
+/// One Tile entry of a case in a round: compile, write its sources,
+/// validate against the FP64 reference, then measure every phase (or one
+/// `validation` row saying it failed). Entries a case's group does not
+/// have give no rows.
+fn tile_rows(
+    args: &BenchArgs,
+    case: &Case,
+    entry: &str,
+    base: Value,
+    ph: &[&'static str],
+    artifacts: &mut Value,
+) -> Result<Vec<Value>, String> {
+    let variant = Variant::parse(entry).ok_or_else(|| format!("unknown entry `{entry}`"))?;
+    if !variants_for(&case.group).contains(&variant) {
+        return Ok(vec![]);
+    }
+    let mut prepared = prepare(&args.target, case, variant)?;
+    if artifacts.is_null() {
+        *artifacts = prepared.artifacts.clone();
+    }
+    let mut srcs = Vec::new();
+    for (hash, ext, text) in &prepared.sources {
+        let rel = format!("sources/{hash}.{ext}");
+        std::fs::write(args.out.join(&rel), text).map_err(|e| format!("{rel}: {e}"))?;
+        srcs.push(json!({"hash": hash, "path": rel}));
+    }
+    let validation = if variant == Variant::Copy {
+        prepared.validate(&crate::target::copy_case(case)?)?
+    } else {
+        prepared.validate(case)?
+    };
+    let mut row = base;
+    row["framework"] = json!("tile");
+    row["variant"] = json!(variant.name());
+    row["plan"] = prepared.plan.clone();
+    row["sources"] = json!(srcs);
+    row["artifacts"] = prepared.artifacts.clone();
+    row["validation"] = serde_json::to_value(&validation).map_err(|e| e.to_string())?;
+    if !validation["pass"].as_bool().unwrap_or(false) {
+        row["phase"] = json!("validation");
+        row["status"] = json!("failed");
+        return Ok(vec![row]);
+    }
+    let measured = measure(prepared.invoker.as_mut(), &args.protocol, ph)?;
+    Ok(ph
+        .iter()
+        .map(|p| {
+            let mut r = row.clone();
+            r["phase"] = json!(p);
+            r["status"] = json!("ok");
+            r["n"] = json!(measured[*p].n);
+            r["samples_s"] = json!(measured[*p].samples_s);
+            r
+        })
+        .collect())
 }
 
 fn write_file(p: &Path, text: &str) -> Result<(), String> {
