@@ -598,10 +598,11 @@ fn element_grid_v4(p: &mut Printer, program: &Program, k: &Kernel, unroll: u32) 
     );
 }
 
+/// One work item of the `_v4` entry point: 16-byte loads of every
+/// contiguous access, four lanes of scalar code over them, 16-byte stores.
 fn v4_body(p: &mut Printer, program: &Program, k: &Kernel, jname: &str, c: &str, unroll: u32) {
-    let jname = jname.to_string();
     let last = k.domain.len() - 1;
-    let jv = Printer::var_name(&jname);
+    let jv = Printer::var_name(jname);
     // With `unroll` > 1 each thread first loads the vectors of `unroll`
     // column quads (`blockDim.x` apart, so warps stay coalesced), then
     // computes and stores each: more bytes in flight per thread.
@@ -610,33 +611,13 @@ fn v4_body(p: &mut Printer, program: &Program, k: &Kernel, jname: &str, c: &str,
         p.line(format!("const long long {jv} = dl{last} + {c} * 4;"));
     }
     let depth = p.scope_len();
-    // Vector loads of every contiguous access, first.
-    let mut loads: Vec<(String, Vec<Expr>)> = Vec::new();
-    for s in &k.body {
-        s.walk_exprs(&mut |e| {
-            e.walk(&mut |x| {
-                if let Expr::Load { buf, idx } = x {
-                    let mut free = Vec::new();
-                    x.free_vars(&mut free);
-                    if free.contains(&jname) && !loads.iter().any(|(b, i)| b == buf && i == idx) {
-                        loads.push((buf.clone(), idx.clone()));
-                    }
-                }
-            })
-        });
-    }
+    let loads = contiguous_loads(k, jname);
     let mut site = 0;
     if unroll > 1 {
         for (n, _) in loads.iter().enumerate() {
             p.line(format!("float4 vld{n}[{unroll}];"));
         }
-        p.line("#pragma unroll");
-        p.open(format!("for (int u = 0; u < {unroll}; u++)"));
-        p.line(format!(
-            "const long long cu = {c} + (long long)u * blockDim.x;"
-        ));
-        p.open("if (cu < cols)");
-        p.line(format!("const long long {jv} = dl{last} + cu * 4;"));
+        open_quads(p, c, &jv, last, unroll);
     }
     for (n, (buf, index)) in loads.iter().enumerate() {
         site += 1;
@@ -655,23 +636,90 @@ fn v4_body(p: &mut Printer, program: &Program, k: &Kernel, jname: &str, c: &str,
     if unroll > 1 {
         p.close();
         p.close();
-        p.line("#pragma unroll");
-        p.open(format!("for (int u = 0; u < {unroll}; u++)"));
-        p.line(format!(
-            "const long long cu = {c} + (long long)u * blockDim.x;"
-        ));
-        p.open("if (cu < cols)");
-        p.line(format!("const long long {jv} = dl{last} + cu * 4;"));
+        open_quads(p, c, &jv, last, unroll);
     }
-    // Four lanes of scalar code over the loaded values.
+    let mut kept = Kept::default();
+    let stores = lanes(p, k, jname, &loads, idx, &mut kept);
+    for (buf, index, vals) in &stores {
+        site += 1;
+        p.line(format!(
+            "if (!({})) {{ atomicExch(err, {}); return; }}",
+            in_box4(p, program, buf, index),
+            p.site_base() as i32 + V4_SITE_BASE + site
+        ));
+        p.line(format!(
+            "*reinterpret_cast<float4 *>({} + {}) = make_float4({});",
+            Printer::ptr_name(buf),
+            flat_offset(p, program, buf, index),
+            vals.join(", ")
+        ));
+    }
+    if unroll > 1 {
+        p.close();
+        p.close();
+    }
+    p.truncate_scope(depth);
+}
+
+/// The distinct loads of the kernel body that move with the innermost
+/// variable `jname`, in order of appearance.
+fn contiguous_loads(k: &Kernel, jname: &str) -> Vec<(String, Vec<Expr>)> {
+    let mut loads: Vec<(String, Vec<Expr>)> = Vec::new();
+    for s in &k.body {
+        s.walk_exprs(&mut |e| {
+            e.walk(&mut |x| {
+                if let Expr::Load { buf, idx } = x {
+                    let mut free = Vec::new();
+                    x.free_vars(&mut free);
+                    if free.iter().any(|n| n == jname)
+                        && !loads.iter().any(|(b, i)| b == buf && i == idx)
+                    {
+                        loads.push((buf.clone(), idx.clone()));
+                    }
+                }
+            })
+        });
+    }
+    loads
+}
+
+/// Opens the loop over a thread's `unroll` column quads and binds the
+/// innermost variable `jv` to the quad's first column.
+fn open_quads(p: &mut Printer, c: &str, jv: &str, last: usize, unroll: u32) {
+    p.line("#pragma unroll");
+    p.open(format!("for (int u = 0; u < {unroll}; u++)"));
+    p.line(format!(
+        "const long long cu = {c} + (long long)u * blockDim.x;"
+    ));
+    p.open("if (cu < cols)");
+    p.line(format!("const long long {jv} = dl{last} + cu * 4;"));
+}
+
+/// Nodes the lanes print, alive until printing ends (the printer numbers
+/// sites by node address).
+#[derive(Default)]
+struct Kept {
+    loads: Vec<Expr>,
+    stmts: Vec<Stmt>,
+}
+
+/// Four lanes of scalar code over the loaded vectors (`vldN{idx}.x` ...):
+/// bindings, and each store's value per lane. Returns per store its
+/// buffer, index and the four values' names.
+fn lanes(
+    p: &mut Printer,
+    k: &Kernel,
+    jname: &str,
+    loads: &[(String, Vec<Expr>)],
+    idx: &str,
+    kept: &mut Kept,
+) -> Vec<(String, Vec<Expr>, Vec<String>)> {
+    let jv = Printer::var_name(jname);
     let mut stores: Vec<(String, Vec<Expr>, Vec<String>)> = Vec::new();
-    // Clones live until printing ends (sites are numbered by node address).
-    let mut keep: Vec<Expr> = Vec::new();
-    let mut kept_stmts: Vec<Stmt> = Vec::new();
     for lane in 0..4 {
         let lane_depth = p.scope_len();
         let field = ["x", "y", "z", "w"][lane];
-        p.bind_loop(&jname, &format!("({jv} + {lane})"));
+        p.bind_loop(jname, &format!("({jv} + {lane})"));
         for (n, _) in loads.iter().enumerate() {
             p.bind_value(
                 &format!("__vld{n}"),
@@ -682,7 +730,7 @@ fn v4_body(p: &mut Printer, program: &Program, k: &Kernel, jname: &str, c: &str,
         let mut si = 0;
         for s in &k.body {
             let mut s = s.clone();
-            replace_loads(&mut s, &loads, &jname, &mut keep);
+            replace_loads(&mut s, loads, jname, &mut kept.loads);
             match &s {
                 Stmt::Let { name, value, .. } => {
                     let (code, ty) = p.lower(value);
@@ -704,29 +752,11 @@ fn v4_body(p: &mut Printer, program: &Program, k: &Kernel, jname: &str, c: &str,
                 }
                 _ => {}
             }
-            kept_stmts.push(s);
+            kept.stmts.push(s);
         }
         p.truncate_scope(lane_depth);
     }
-    for (buf, idx, vals) in &stores {
-        site += 1;
-        p.line(format!(
-            "if (!({})) {{ atomicExch(err, {}); return; }}",
-            in_box4(p, program, buf, idx),
-            p.site_base() as i32 + V4_SITE_BASE + site
-        ));
-        p.line(format!(
-            "*reinterpret_cast<float4 *>({} + {}) = make_float4({});",
-            Printer::ptr_name(buf),
-            flat_offset(p, program, buf, idx),
-            vals.join(", ")
-        ));
-    }
-    if unroll > 1 {
-        p.close();
-        p.close();
-    }
-    p.truncate_scope(depth);
+    stores
 }
 
 fn replace_loads(s: &mut Stmt, loads: &[(String, Vec<Expr>)], jname: &str, keep: &mut Vec<Expr>) {
