@@ -142,7 +142,7 @@ fn lo(r: &mut Rng, st: &Style) -> &'static str {
 }
 
 fn statement(r: &mut Rng, st: &Style) -> String {
-    match r.below(9) {
+    match r.below(10) {
         0 | 1 => {
             let vars = ["i", "j"];
             let store = format!(
@@ -234,6 +234,22 @@ fn statement(r: &mut Rng, st: &Style) -> String {
                 st.pick(r, "N", &["N", "N + 1"]),
                 mostly(r, st, &vars, "i"),
                 mostly(r, st, &vars, "j")
+            )
+        }
+        // An index search (the first or last `j` where a condition
+        // holds, else `k`: the CPU runs it on masks), `k` huge at times.
+        9 => {
+            let vars = ["i", "j"];
+            format!(
+                "for i in {}..M {{\n    s = {}(j in {}..{}: select(x[{}, {}] > 0.5, j, {}))\n    y[{}, 0] = f32(s)\n  }}",
+                lo(r, st),
+                r.pick(&["min", "max"]),
+                lo(r, st),
+                st.pick(r, "N", &["N", "N - 1", "N + 2"]),
+                mostly(r, st, &vars, "i"),
+                mostly(r, st, &vars, "j"),
+                constant(r),
+                mostly(r, st, &["i"], "i")
             )
         }
         5 => format!(
