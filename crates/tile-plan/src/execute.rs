@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use tile_ir::interp::{Env, Machine, RunError, Value};
 use tile_ir::{Array, Span};
 
-use crate::{Mapping, Plan, Sharing};
-use tile_ir::{BinOp, Expr, LoopVar, Stmt};
+use crate::{Kernel, Mapping, Plan, ScratchRow, Sharing};
+use tile_ir::{BinOp, DType, Expr, LoopVar, Program, Stmt};
 
 /// The order in which work items of parallel kernels run.
 #[derive(Clone, Copy, Debug)]
@@ -23,7 +23,11 @@ pub enum Order {
     Shuffled(u64),
 }
 
-/// Runs every kernel of `plan` in launch order over `arrays`.
+/// Runs every kernel of `plan` in launch order over `arrays`. A row kernel
+/// with values cached in scratch rows ([`crate::Kernel::cached`]) runs its
+/// cached body, as the targets do; the scratch rows hold `f64` here, so
+/// the interpreter's values are the same as computing them twice, and a
+/// run compares the rewrite itself with sequential execution.
 pub fn execute_plan(
     plan: &Plan,
     arrays: &mut BTreeMap<String, Array>,
@@ -32,79 +36,149 @@ pub fn execute_plan(
 ) -> Result<(), RunError> {
     let program = &plan.program;
     let sizes = tile_ir::args::bind_arrays(program, arrays, explicit)?;
-    let mut m = Machine::new(program, sizes.clone(), std::mem::take(arrays))?;
-    let result = (|| {
-        for (n, k) in plan.kernels.iter().enumerate() {
-            let mut env = Env::new(&sizes);
-            // A full reduction's work items are chunks of one statement:
-            // run it once.
-            if matches!(k.mapping, Mapping::Serial | Mapping::FullReduction) {
-                m.exec(&k.body, &mut env)?;
-                continue;
+    for (n, k) in plan.kernels.iter().enumerate() {
+        run_kernel(program, k, n, &sizes, order, arrays)?;
+    }
+    Ok(())
+}
+
+/// Runs kernel `k` (number `n` in the plan) over `arrays`.
+fn run_kernel(
+    program: &Program,
+    k: &Kernel,
+    n: usize,
+    sizes: &tile_ir::Sizes,
+    order: Order,
+    arrays: &mut BTreeMap<String, Array>,
+) -> Result<(), RunError> {
+    let (extended, body, scratch) = match &k.cached {
+        Some(c) => {
+            let rows: Vec<ScratchRow> = c
+                .scratch
+                .iter()
+                .map(|r| ScratchRow {
+                    dtype: DType::F64,
+                    ..r.clone()
+                })
+                .collect();
+            (
+                std::borrow::Cow::Owned(crate::with_scratch(program, &rows)),
+                &c.body,
+                rows,
+            )
+        }
+        None => (std::borrow::Cow::Borrowed(program), &k.body, vec![]),
+    };
+    let mut held = std::mem::take(arrays);
+    for r in &scratch {
+        let lo = tile_ir::args::eval_int(&r.lo, sizes);
+        let hi = tile_ir::args::eval_int(&r.hi, sizes);
+        let len = match (lo, hi) {
+            (Some(lo), Some(hi)) => usize::try_from(hi.saturating_sub(lo).max(0)).unwrap_or(0),
+            _ => 0,
+        };
+        match Array::try_zeros(DType::F64, &[len]) {
+            Ok(a) => {
+                held.insert(r.name.clone(), a);
             }
-            // The domain's points, in order or shuffled; sequential runs
-            // never materialise them.
-            let mut ranges = Vec::new();
-            for v in &k.domain {
-                let lo = m.int(&v.lo, &env, Span::default())?;
-                let hi = m.int(&v.hi, &env, Span::default())?;
-                ranges.push((lo, hi.max(lo)));
-            }
-            let total = k
-                .work_items(&sizes)
-                .map_err(|e| RunError::TooLarge(e.to_string()))?;
-            let split = k.sharing == Some(Sharing::Split) && matches!(order, Order::Shuffled(_));
-            let body = if split {
-                std::borrow::Cow::Owned(reversed_inner_loops(&k.body))
-            } else {
-                std::borrow::Cow::Borrowed(&k.body)
-            };
-            let mut run_point = |p: i64, env: &mut Env| -> Result<(), RunError> {
-                let depth = env.len();
-                let mut rest = p;
-                let mut coords = vec![0; ranges.len()];
-                for (d, (lo, hi)) in ranges.iter().enumerate().rev() {
-                    coords[d] = lo + rest % (hi - lo);
-                    rest /= hi - lo;
-                }
-                for (v, c) in k.domain.iter().zip(coords) {
-                    env.push(&v.name, Value::I(c));
-                }
-                m.exec(&body, env)?;
-                env.truncate(depth);
-                Ok(())
-            };
-            match order {
-                Order::Sequential => {
-                    for p in 0..total {
-                        run_point(p, &mut env)?;
-                    }
-                }
-                Order::Shuffled(seed) => {
-                    let bytes = (total as u64).saturating_mul(8);
-                    let ceiling = tile_ir::limits::memory_ceiling();
-                    let mut points = Vec::new();
-                    if bytes > ceiling || points.try_reserve_exact(total as usize).is_err() {
-                        return Err(RunError::TooLarge(format!(
-                            "kernel {}: shuffling {total} work items needs {bytes} bytes",
-                            k.name
-                        )));
-                    }
-                    points.extend(0..total);
-                    shuffle(
-                        &mut points,
-                        seed ^ (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
-                    );
-                    for p in points {
-                        run_point(p, &mut env)?;
-                    }
-                }
+            Err(e) => {
+                *arrays = held;
+                return Err(RunError::TooLarge(format!("scratch row {}: {e}", r.name)));
             }
         }
-        Ok(())
-    })();
-    *arrays = m.arrays;
+    }
+    let result = match Machine::new(&extended, sizes.clone(), held) {
+        Ok(mut m) => {
+            let r = run_items(&mut m, k, n, body, sizes, order);
+            held = m.arrays;
+            r
+        }
+        // Only on a box it cannot evaluate (bind_arrays evaluated the
+        // program's already): the arrays are gone, as the caller's run is.
+        Err(e) => return Err(e),
+    };
+    for r in &scratch {
+        held.remove(&r.name);
+    }
+    *arrays = held;
     result
+}
+
+/// Runs `body`, kernel `k`'s work item, at every point of its domain in
+/// `order` (a full reduction or serial kernel once).
+fn run_items(
+    m: &mut Machine,
+    k: &Kernel,
+    n: usize,
+    body: &[Stmt],
+    sizes: &tile_ir::Sizes,
+    order: Order,
+) -> Result<(), RunError> {
+    let mut env = Env::new(sizes);
+    // A full reduction's work items are chunks of one statement: run it
+    // once.
+    if matches!(k.mapping, Mapping::Serial | Mapping::FullReduction) {
+        return m.exec(body, &mut env);
+    }
+    // The domain's points, in order or shuffled; sequential runs never
+    // materialise them.
+    let mut ranges = Vec::new();
+    for v in &k.domain {
+        let lo = m.int(&v.lo, &env, Span::default())?;
+        let hi = m.int(&v.hi, &env, Span::default())?;
+        ranges.push((lo, hi.max(lo)));
+    }
+    let total = k
+        .work_items(sizes)
+        .map_err(|e| RunError::TooLarge(e.to_string()))?;
+    let split = k.sharing == Some(Sharing::Split) && matches!(order, Order::Shuffled(_));
+    let body = if split {
+        std::borrow::Cow::Owned(reversed_inner_loops(body))
+    } else {
+        std::borrow::Cow::Borrowed(body)
+    };
+    let mut run_point = |p: i64, env: &mut Env| -> Result<(), RunError> {
+        let depth = env.len();
+        let mut rest = p;
+        let mut coords = vec![0; ranges.len()];
+        for (d, (lo, hi)) in ranges.iter().enumerate().rev() {
+            coords[d] = lo + rest % (hi - lo);
+            rest /= hi - lo;
+        }
+        for (v, c) in k.domain.iter().zip(coords) {
+            env.push(&v.name, Value::I(c));
+        }
+        m.exec(&body, env)?;
+        env.truncate(depth);
+        Ok(())
+    };
+    match order {
+        Order::Sequential => {
+            for p in 0..total {
+                run_point(p, &mut env)?;
+            }
+        }
+        Order::Shuffled(seed) => {
+            let bytes = (total as u64).saturating_mul(8);
+            let ceiling = tile_ir::limits::memory_ceiling();
+            let mut points = Vec::new();
+            if bytes > ceiling || points.try_reserve_exact(total as usize).is_err() {
+                return Err(RunError::TooLarge(format!(
+                    "kernel {}: shuffling {total} work items needs {bytes} bytes",
+                    k.name
+                )));
+            }
+            points.extend(0..total);
+            shuffle(
+                &mut points,
+                seed ^ (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            );
+            for p in points {
+                run_point(p, &mut env)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Fisher-Yates with a small xorshift generator (deterministic per seed).

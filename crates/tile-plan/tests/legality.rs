@@ -361,3 +361,49 @@ fn forcing_a_dependent_row_to_split_is_caught() {
         "a split of a dependent row must be detected"
     );
 }
+
+/// Plan execution runs a row's cached body (values computed once into a
+/// scratch row): softmax's matches the interpreter bit for bit, and a
+/// cache that stored the wrong value would not.
+#[test]
+fn cached_rows_run_and_a_wrong_cache_is_caught() {
+    let text = include_str!("../../../tests/programs/controls/softmax.tile");
+    let program = parse_program(text).unwrap();
+    let plan = compile(&program, &Options::default()).unwrap();
+    let cached = plan.kernels[0].cached.clone().expect("softmax caches exp");
+    let sizes = Sizes::from([("M".to_string(), 3), ("N".to_string(), 37)]);
+    let args = fixture::arguments(&program, &sizes).unwrap();
+    let mut oracle = args.clone();
+    interp::interpret(&program, &mut oracle, &sizes).unwrap();
+    let mut got = args.clone();
+    execute_plan(&plan, &mut got, &sizes, Order::Shuffled(3)).unwrap();
+    assert_eq!(oracle["y"], got["y"]);
+    // The fill stores its value plus one (doubling it would leave a
+    // softmax unchanged): the sum and the loop both read it.
+    let mut body = cached.body.clone();
+    let at = body
+        .iter()
+        .position(|s| matches!(s, tile_ir::Stmt::For { .. }))
+        .expect("a fill loop");
+    let tile_ir::Stmt::For { body: fill, .. } = &mut body[at] else {
+        unreachable!()
+    };
+    let tile_ir::Stmt::Store { value, .. } = &mut fill[0] else {
+        panic!("a fill stores")
+    };
+    *value = tile_ir::Expr::binary(
+        tile_ir::BinOp::Add,
+        value.clone(),
+        tile_ir::Expr::Float(1.0),
+    );
+    let wrong = Plan {
+        kernels: vec![Kernel {
+            cached: Some(tile_plan::Cached { body, ..cached }),
+            ..plan.kernels[0].clone()
+        }],
+        ..plan.clone()
+    };
+    let mut got = args.clone();
+    execute_plan(&wrong, &mut got, &sizes, Order::Sequential).unwrap();
+    assert_ne!(oracle["y"], got["y"], "a wrong cache must be detected");
+}
