@@ -649,8 +649,34 @@ pub fn self_test(results_json: &Path) -> Result<(Vec<String>, bool), String> {
         .as_str()
         .ok_or("no source")?
         .to_string();
-    type Mutation = Box<dyn Fn(&mut Value, &Path) -> std::io::Result<()>>;
-    let mutations: Vec<(&str, Mutation)> = vec![
+    let mutations = mutations(k, &src);
+    let mut lines = Vec::new();
+    let mut all = true;
+    for (i, (name, m)) in mutations.iter().enumerate() {
+        let copy: PathBuf =
+            std::env::temp_dir().join(format!("tile-audit-{}-{i}", std::process::id()));
+        let verdict = audit_mutated(dir, &copy, &doc, m).map_err(|e| format!("{name}: {e}"));
+        let _ = std::fs::remove_dir_all(&copy);
+        match verdict? {
+            Ok(_) => {
+                all = false;
+                lines.push(format!("ACCEPTED (bad): {name}"));
+            }
+            Err(p) => lines.push(format!("rejected: {name}: {}", p[0])),
+        }
+    }
+    Ok((lines, all))
+}
+
+/// A change to a results document (and its directory) the audit must
+/// reject.
+type Mutation = Box<dyn Fn(&mut Value, &Path) -> std::io::Result<()>>;
+
+/// The eight mutations, aimed at row `k` (a Tile batch row) and its
+/// source file `src`.
+fn mutations(k: usize, src: &str) -> Vec<(&'static str, Mutation)> {
+    let src = src.to_string();
+    vec![
         (
             "missing row",
             Box::new(move |d, _| {
@@ -728,29 +754,25 @@ pub fn self_test(results_json: &Path) -> Result<(Vec<String>, bool), String> {
                 Ok(())
             }),
         ),
-    ];
-    let mut lines = Vec::new();
-    let mut all = true;
-    for (i, (name, m)) in mutations.iter().enumerate() {
-        let copy: PathBuf =
-            std::env::temp_dir().join(format!("tile-audit-{}-{i}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&copy);
-        copy_dir(dir, &copy).map_err(|e| e.to_string())?;
-        let mut d = doc.clone();
-        m(&mut d, &copy).map_err(|e| format!("{name}: {e}"))?;
-        std::fs::write(
-            copy.join("results.json"),
-            serde_json::to_string_pretty(&d).map_err(|e| e.to_string())?,
-        )
-        .map_err(|e| e.to_string())?;
-        match audit(&copy.join("results.json")) {
-            Ok(_) => {
-                all = false;
-                lines.push(format!("ACCEPTED (bad): {name}"));
-            }
-            Err(p) => lines.push(format!("rejected: {name}: {}", p[0])),
-        }
-        let _ = std::fs::remove_dir_all(&copy);
-    }
-    Ok((lines, all))
+    ]
+}
+
+/// Copies the run in `dir` to `copy`, applies `m` to the copy and audits
+/// it: the audit's verdict, or why the copy could not be made.
+fn audit_mutated(
+    dir: &Path,
+    copy: &Path,
+    doc: &Value,
+    m: &Mutation,
+) -> Result<Result<String, Vec<String>>, String> {
+    let _ = std::fs::remove_dir_all(copy);
+    copy_dir(dir, copy).map_err(|e| e.to_string())?;
+    let mut d = doc.clone();
+    m(&mut d, copy).map_err(|e| e.to_string())?;
+    std::fs::write(
+        copy.join("results.json"),
+        serde_json::to_string_pretty(&d).map_err(|e| e.to_string())?,
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(audit(&copy.join("results.json")))
 }
