@@ -468,9 +468,10 @@ impl Printer<'_> {
     /// per step of [`UNROLL`] vectors (then of one), the condition's masks;
     /// where any lane holds, the first (`min`) or last (`max`) such index
     /// becomes `acc`, with no per-lane index arithmetic (64-bit lanes are
-    /// twice the native width for `f32`, and slow). Where a lane fails,
-    /// `other` joins the result once after the loops. The scalar tail
-    /// follows as for any reduction.
+    /// twice the native width for `f32`, and slow). `other` is evaluated
+    /// once before the loops (where the range is not empty) and joins the
+    /// result after them if a lane failed. The scalar tail follows as for
+    /// any reduction.
     fn search_lanes(
         &mut self,
         op: ReduceOp,
@@ -485,6 +486,17 @@ impl Printer<'_> {
         let found = self.tmp("fnd");
         let failed = self.tmp("nf");
         self.line(format!("bool {found} = 0, {failed} = 0;"));
+        // `k` once, where the range is not empty: the interpreter
+        // evaluates it at every index, so its failures (a zero divisor, a
+        // load outside its box) stop the run whether or not it is chosen.
+        let kv = self.tmp("oth");
+        self.line(format!("{int} {kv} = 0;"));
+        self.open(format!("if ({cv} < {bhi})"));
+        let depth = self.scope_len();
+        let k = self.expr(other, Some(VTy::Int));
+        self.line(format!("{kv} = {};", k.code));
+        self.truncate_scope(depth);
+        self.close();
         for step in [UNROLL, 1] {
             self.open(format!(
                 "for (; {cv} + {step} * {l} <= {bhi}; {cv} += {step} * {l})"
@@ -538,8 +550,7 @@ impl Printer<'_> {
             self.close();
         }
         self.open(format!("if ({failed})"));
-        let k = self.expr(other, Some(VTy::Int));
-        let c = self.combine(op, acc, &k.code, VTy::Int, false);
+        let c = self.combine(op, acc, &kv, VTy::Int, false);
         self.line(c);
         self.close();
     }

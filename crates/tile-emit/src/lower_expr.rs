@@ -97,6 +97,25 @@ impl Printer<'_> {
         }
     }
 
+    /// Whether evaluating `e` inline may stop the run: an integer `/` or
+    /// `%` outside any reduction (reductions and loads print their checks
+    /// as statements before the expression, so they run regardless).
+    pub(crate) fn may_fail(&self, e: &Expr) -> bool {
+        match e {
+            Expr::Reduce { .. } => false,
+            Expr::Binary(op @ (BinOp::Div | BinOp::Rem), a, b)
+                if *op == BinOp::Rem
+                    || matches!(
+                        unify(self.ty(a), self.ty(b)),
+                        Ty::IntLit | Ty::Known(VTy::Int)
+                    ) =>
+            {
+                true
+            }
+            _ => e.children().into_iter().any(|c| self.may_fail(c)),
+        }
+    }
+
     /// Does `e` vary across the lanes of the current vector context?
     pub(crate) fn vary(&self, e: &Expr) -> bool {
         self.vec.is_some() && self.vary_in(e, &mut Vec::new())
@@ -290,16 +309,25 @@ impl Printer<'_> {
                 Val::uni(code, VTy::Bool)
             };
         }
-        let t = if op == BinOp::Rem {
-            // `%` is integer-only (the verifier's rule), literals included.
+        let operands = unify(self.ty(a), self.ty(b));
+        let t = if op == BinOp::Rem || (op == BinOp::Div && operands == Ty::IntLit) {
+            // `%` is integer-only (the verifier's rule), literals included;
+            // `/` of integer literals divides integers, as the interpreter
+            // does, even where a float is wanted (folding left it because
+            // it fails: `7 / 0`).
             VTy::Int
         } else {
-            self.resolve(unify(self.ty(a), self.ty(b)), want)
+            self.resolve(operands, want)
         };
         let x = self.expr(a, Some(t));
         let y = self.expr(b, Some(t));
         if t == VTy::Int && matches!(op, BinOp::Div | BinOp::Rem) {
-            return self.int_div(node, x, y, op);
+            let q = self.int_div(node, x, y, op);
+            return match want {
+                Some(VTy::F32) => self.cast(q, tile_ir::DType::F32),
+                Some(VTy::F64) => self.cast(q, tile_ir::DType::F64),
+                _ => q,
+            };
         }
         let lit = x.lit && y.lit;
         let (x, y, vary) = self.pair(x, y, true);
@@ -384,6 +412,19 @@ impl Printer<'_> {
                 let a = self.expr(&args[1], Some(t));
                 let b = self.expr(&args[2], Some(t));
                 if !c.vary {
+                    // Both operands are evaluated, as the interpreter
+                    // does: C's `?:` would skip a failing division in the
+                    // one not chosen.
+                    let a = if self.may_fail(&args[1]) {
+                        self.materialize(a, "alu")
+                    } else {
+                        a
+                    };
+                    let b = if self.may_fail(&args[2]) {
+                        self.materialize(b, "alu")
+                    } else {
+                        b
+                    };
                     let (a, b, vary) = self.pair(a, b, false);
                     let code = format!("({} ? {} : {})", c.code, a.code, b.code);
                     return if vary {
