@@ -149,6 +149,10 @@ void tile_k0(int64_t lo, int64_t hi, const int64_t *restrict S, void *const *res
         int64_t acc5 = INT64_MAX;
         int64_t v_j = bnd2;
         bool fnd0 = 0, nf0 = 0;
+        int64_t oth0 = 0;
+        if (v_j < bnd3) {
+          oth0 = s_N;
+        }
         for (; v_j + 4 * TILE_L <= bnd3; v_j += 4 * TILE_L) {
           const tile_vf32 ld6 = tile_ld_vf32(p_x + (v_i * n1_x + v_j));
           const tile_vm4 msk0 = ((tile_vm4)(ld6 == tile_splat_vf32(val0)));
@@ -182,7 +186,7 @@ void tile_k0(int64_t lo, int64_t hi, const int64_t *restrict S, void *const *res
           nf0 |= !tile_all_vm4(msk4);
         }
         if (nf0) {
-          acc5 = tile_min_i64(acc5, s_N);
+          acc5 = tile_min_i64(acc5, oth0);
         }
         for (; v_j < bnd3; v_j++) {
           const float ld11 = p_x[(v_i * n1_x + v_j)];
