@@ -425,6 +425,14 @@ impl Printer<'_> {
                     } else {
                         b
                     };
+                    // Two masks of different widths (an `f32` and an `f64`
+                    // or integer comparison) meet at one width.
+                    let (a, b) = if t == VTy::Bool && (a.vary || b.vary) {
+                        let mw = if a.vary { a.mw } else { b.mw };
+                        (self.mask_width(a, mw), self.mask_width(b, mw))
+                    } else {
+                        (a, b)
+                    };
                     let (a, b, vary) = self.pair(a, b, false);
                     let code = format!("({} ? {} : {})", c.code, a.code, b.code);
                     return if vary {
