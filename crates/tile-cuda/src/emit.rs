@@ -545,10 +545,11 @@ fn flat_offset(p: &Printer, program: &Program, buf: &str, idx: &[Expr]) -> Strin
     if program.param(buf).is_none() || idx.is_empty() {
         return "0".into();
     }
+    let symbols = program.size_symbols();
     let mut off = String::new();
     for (d, e) in idx.iter().enumerate() {
         let lo = p.box_lo(buf, d);
-        let code = index_code(e, &program.size_symbols());
+        let code = index_code(e, &symbols);
         let term = if lo == "0" {
             code
         } else {

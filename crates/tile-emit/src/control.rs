@@ -483,9 +483,14 @@ impl Printer<'_> {
         let int = self.d.int;
         let l = self.lanes();
         let first = op == ReduceOp::Min;
+        // `min` latches its first match; `max` takes every later one.
         let found = self.tmp("fnd");
         let failed = self.tmp("nf");
-        self.line(format!("bool {found} = 0, {failed} = 0;"));
+        if first {
+            self.line(format!("bool {found} = 0, {failed} = 0;"));
+        } else {
+            self.line(format!("bool {failed} = 0;"));
+        }
         // `k` once, where the range is not empty: the interpreter
         // evaluates it at every index, so its failures (a zero divisor, a
         // load outside its box) stop the run whether or not it is chosen.
