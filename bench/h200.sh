@@ -39,6 +39,34 @@ carry=.device-carry
 export TILE_SOURCE_ROOT=$PWD PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,utilization.gpu --format=csv,noheader | tee -a "$out/nvidia-smi.txt"
 
+# bg NAME ARGS: runs `tile ARGS --out /tmp/NAME` in the background, in
+# its own session, from a copy of the binary (so a later call may carry a
+# new one); collect picks it up.
+bg() {
+  cp "$carry/tile" "/tmp/tile-$1"
+  rm -rf "/tmp/$1" "/tmp/$1-log"; mkdir -p "/tmp/$1-log"
+  setsid bash -c "/tmp/tile-$1 $2 --out /tmp/$1 > /tmp/$1-log/out.txt 2> /tmp/$1-log/err.txt; echo \$? > /tmp/$1-log/rc" < /dev/null > /dev/null 2>&1 &
+  echo "$1 run started"
+}
+
+# collect NAME S LINES: waits up to S seconds for the background run NAME,
+# then saves its output and results (NAME.txt, NAME.tgz), audits them and
+# prints the last LINES lines of the table.
+collect() {
+  local log="/tmp/$1-log"
+  for ((s = 0; s < $2; s += 5)); do [ -f "$log/rc" ] && break; sleep 5; done
+  tr '\r' '\n' < "$log/err.txt" 2>/dev/null | grep -v '^$' | tail -2
+  if [ -f "$log/rc" ]; then
+    echo "$1 run exit status $(cat "$log/rc")"
+    cp "$log/out.txt" "$out/$1.txt"
+    tar -C /tmp -czf "$out/$1.tgz" "$1"
+    "/tmp/tile-$1" audit "/tmp/$1/results.json" 2>&1 | tail -3
+    tail -"$3" "$out/$1.txt"
+  else
+    echo "$1 run still going"
+  fi
+}
+
 for step in "$@"; do
   echo "== $step ($(date +%T))"
   case "$step" in
@@ -64,69 +92,23 @@ for step in "$@"; do
     "$carry/tile" bench --target cuda --cases controls --peers torch_eager --quick --out /tmp/q-controls 2>/dev/null | tail -40
     ;;
   seed)
-    # A copy of the binary, so a later call may carry a new one.
-    cp "$carry/tile" /tmp/tile-seed
-    rm -rf /tmp/seed /tmp/seed-log; mkdir -p /tmp/seed-log
-    setsid bash -c "/tmp/tile-seed bench --target cuda --peers torch_eager,torch_compile,jax_jit,cupy_elementwise --out /tmp/seed > /tmp/seed-log/out.txt 2> /tmp/seed-log/err.txt; echo \$? > /tmp/seed-log/rc" < /dev/null > /dev/null 2>&1 &
-    echo "seed run started"
+    bg seed "bench --target cuda --peers torch_eager,torch_compile,jax_jit,cupy_elementwise"
     ;;
   bg-reductions*)
-    # The reductions group in the background (its own session), as seed.
     cases=${step#bg-reductions}; cases=${cases#:}; cases=${cases:-reductions}
-    cp "$carry/tile" /tmp/tile-red
-    rm -rf /tmp/reductions /tmp/red-log; mkdir -p /tmp/red-log
-    setsid bash -c "/tmp/tile-red bench --target cuda --cases $cases --peers torch_eager,torch_compile --out /tmp/reductions > /tmp/red-log/out.txt 2> /tmp/red-log/err.txt; echo \$? > /tmp/red-log/rc" < /dev/null > /dev/null 2>&1 &
-    echo "reductions run started ($cases)"
+    bg reductions "bench --target cuda --cases $cases --peers torch_eager,torch_compile"
     ;;
   bg-suites)
-    # The matrix, neural and algorithm groups against torch_eager, in the
-    # background (its own session); wait-suites[:S] collects them.
-    cp "$carry/tile" /tmp/tile-suites
-    rm -rf /tmp/suites /tmp/suites-log; mkdir -p /tmp/suites-log
-    setsid bash -c "/tmp/tile-suites bench --target cuda --cases matrix,neural,algorithm --peers torch_eager --out /tmp/suites > /tmp/suites-log/out.txt 2> /tmp/suites-log/err.txt; echo \$? > /tmp/suites-log/rc" < /dev/null > /dev/null 2>&1 &
-    echo "suites run started"
+    bg suites "bench --target cuda --cases matrix,neural,algorithm --peers torch_eager"
     ;;
   wait-suites*)
-    limit=${step#wait-suites}; limit=${limit#:}; limit=${limit:-540}
-    for ((s = 0; s < limit; s += 5)); do [ -f /tmp/suites-log/rc ] && break; sleep 5; done
-    tr '\r' '\n' < /tmp/suites-log/err.txt 2>/dev/null | grep -v '^$' | tail -2
-    if [ -f /tmp/suites-log/rc ]; then
-      echo "suites run exit status $(cat /tmp/suites-log/rc)"
-      cp /tmp/suites-log/out.txt "$out/suites.txt"
-      tar -C /tmp -czf "$out/suites.tgz" suites
-      /tmp/tile-suites audit /tmp/suites/results.json 2>&1 | tail -3
-      tail -100 "$out/suites.txt"
-    else
-      echo "suites run still going"
-    fi
+    limit=${step#wait-suites}; limit=${limit#:}; collect suites "${limit:-540}" 100
     ;;
   wait-reductions*)
-    limit=${step#wait-reductions}; limit=${limit#:}; limit=${limit:-540}
-    for ((s = 0; s < limit; s += 5)); do [ -f /tmp/red-log/rc ] && break; sleep 5; done
-    tr '\r' '\n' < /tmp/red-log/err.txt 2>/dev/null | grep -v '^$' | tail -2
-    if [ -f /tmp/red-log/rc ]; then
-      echo "reductions run exit status $(cat /tmp/red-log/rc)"
-      cp /tmp/red-log/out.txt "$out/reductions.txt"
-      tar -C /tmp -czf "$out/reductions.tgz" reductions
-      /tmp/tile-red audit /tmp/reductions/results.json 2>&1 | tail -3
-      tail -60 "$out/reductions.txt"
-    else
-      echo "reductions run still going"
-    fi
+    limit=${step#wait-reductions}; limit=${limit#:}; collect reductions "${limit:-540}" 60
     ;;
   wait*)
-    limit=${step#wait}; limit=${limit#:}; limit=${limit:-540}
-    for ((s = 0; s < limit; s += 5)); do [ -f /tmp/seed-log/rc ] && break; sleep 5; done
-    tr '\r' '\n' < /tmp/seed-log/err.txt 2>/dev/null | grep -v '^$' | tail -2
-    if [ -f /tmp/seed-log/rc ]; then
-      echo "seed run exit status $(cat /tmp/seed-log/rc)"
-      cp /tmp/seed-log/out.txt "$out/seed.txt"
-      tar -C /tmp -czf "$out/seed.tgz" seed
-      /tmp/tile-seed audit /tmp/seed/results.json 2>&1 | tail -3
-      tail -60 "$out/seed.txt"
-    else
-      echo "seed run still going"
-    fi
+    limit=${step#wait}; limit=${limit#:}; collect seed "${limit:-540}" 60
     ;;
   controls)
     rm -rf /tmp/controls
