@@ -143,7 +143,9 @@ pub fn run(a: RunArgs) -> Result<(), String> {
     };
     if let Err(e) = ran {
         drop(stage); // removes the staging directory
-        return Err(format!("{e}\nno output files were written"));
+        return Err(format!(
+            "{e}\nno output files were written (the run's partial results were discarded)"
+        ));
     }
     let outputs: Vec<(String, Vec<u8>)> = program
         .params
