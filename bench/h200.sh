@@ -39,22 +39,22 @@ carry=.device-carry
 export TILE_SOURCE_ROOT=$PWD PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,utilization.gpu --format=csv,noheader | tee -a "$out/nvidia-smi.txt"
 
-# bg NAME ARGS: runs `tile ARGS --out /tmp/NAME` in the background, in
-# its own session, from a copy of the binary (so a later call may carry a
-# new one); collect picks it up.
-bg() {
+# start_bg NAME ARGS: runs `tile ARGS --out /tmp/NAME` in the background,
+# in its own session, from a copy of the binary (so a later call may carry
+# a new one); collect picks it up.
+start_bg() {
   cp "$carry/tile" "/tmp/tile-$1"
   rm -rf "/tmp/$1" "/tmp/$1-log"; mkdir -p "/tmp/$1-log"
   setsid bash -c "/tmp/tile-$1 $2 --out /tmp/$1 > /tmp/$1-log/out.txt 2> /tmp/$1-log/err.txt; echo \$? > /tmp/$1-log/rc" < /dev/null > /dev/null 2>&1 &
-  echo "$1 run started"
+  echo "$1 run started ($2)"
 }
 
 # collect NAME S LINES: waits up to S seconds for the background run NAME,
 # then saves its output and results (NAME.txt, NAME.tgz), audits them and
 # prints the last LINES lines of the table.
 collect() {
-  local log="/tmp/$1-log"
-  for ((s = 0; s < $2; s += 5)); do [ -f "$log/rc" ] && break; sleep 5; done
+  local log="/tmp/$1-log" limit=$(( $2 ))
+  for ((s = 0; s < limit; s += 5)); do [ -f "$log/rc" ] && break; sleep 5; done
   tr '\r' '\n' < "$log/err.txt" 2>/dev/null | grep -v '^$' | tail -2
   if [ -f "$log/rc" ]; then
     echo "$1 run exit status $(cat "$log/rc")"
@@ -92,14 +92,14 @@ for step in "$@"; do
     "$carry/tile" bench --target cuda --cases controls --peers torch_eager --quick --out /tmp/q-controls 2>/dev/null | tail -40
     ;;
   seed)
-    bg seed "bench --target cuda --peers torch_eager,torch_compile,jax_jit,cupy_elementwise"
+    start_bg seed "bench --target cuda --peers torch_eager,torch_compile,jax_jit,cupy_elementwise"
     ;;
   bg-reductions*)
     cases=${step#bg-reductions}; cases=${cases#:}; cases=${cases:-reductions}
-    bg reductions "bench --target cuda --cases $cases --peers torch_eager,torch_compile"
+    start_bg reductions "bench --target cuda --cases $cases --peers torch_eager,torch_compile"
     ;;
   bg-suites)
-    bg suites "bench --target cuda --cases matrix,neural,algorithm --peers torch_eager"
+    start_bg suites "bench --target cuda --cases matrix,neural,algorithm --peers torch_eager"
     ;;
   wait-suites*)
     limit=${step#wait-suites}; limit=${limit#:}; collect suites "${limit:-540}" 100

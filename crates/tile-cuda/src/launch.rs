@@ -696,8 +696,8 @@ impl CudaModule {
         for (n, k) in self.plan.kernels.iter().enumerate() {
             let params = self.launch_params(k)?;
             // Checked extents; the caller proved (check_ranges) that every
-            // kernel's domain holds fewer than 2^62 points, so their
-            // products cannot overflow.
+            // kernel's domain holds fewer than 2^62 points, so products of
+            // extents (element_launch's rows) cannot overflow.
             let exts = k.extents(sizes)?;
             let shapes = match k.mapping {
                 Mapping::ElementGrid | Mapping::Split => self.element_launch(n, &exts, sizes),
@@ -768,8 +768,8 @@ impl CudaModule {
 
     /// An element-wise kernel's launch: a thread per element (or per
     /// quad, through the 16-byte entry point where every access is
-    /// aligned), rows of the grid over the outer dimensions; none for an
-    /// empty domain.
+    /// aligned), rows of the grid over the outer dimensions; one thread
+    /// for a domain of no dimensions, none when an extent is 0.
     fn element_launch(&self, n: usize, exts: &[i64], sizes: &Sizes) -> Vec<Shape> {
         let fs = &self.funcs[n];
         if exts.is_empty() {
