@@ -1,89 +1,123 @@
-"""A hand-written per-row log-sum-exp kernel that keeps each thread's
-share of the row in registers between its two passes, against the same
-kernel reading the row twice: the experiment behind the `row_lse` notes
-in docs/results/reductions/README.md.
+"""The experiment behind the `row_lse` paragraph of
+docs/results/reductions/README.md: a hand-written per-row log-sum-exp
+kernel that keeps each thread's first CACHE quads of its row in
+registers between the two passes (max, then the sum of exponentials),
+against the same kernel reading the row twice (CACHE 0).
 
-Run on a machine with a GPU and CuPy: `python3 bench/experiments/row_lse_registers.py`.
-It prints, per shape, a copy of half the input (the bytes the kernel
-moves, read plus write), then each variant's time and its relative error
-against NumPy in float64. On the H200 (2026-12-04) at 4096x4096: 20.4 us
-with the row held in registers (CACHE=8 quads per thread, 128 threads,
-70 registers), 26.7 us reading it twice, copy 18.5-18.8 us.
+Run from the repository root on a machine with a GPU and CuPy, after
+`cargo build --release` (the kernels use the CUDA prelude that `tile emit`
+prints): `python3 bench/experiments/row_lse_registers.py`.
+
+What it printed on a lent H200 on 2026-12-04 (us per call, CUDA events,
+median of 7 batches of 200; copy: half the input copied, the bytes the
+kernel moves):
+
+    shape       copy   CACHE 0  CACHE 8
+    1024x4096   9.92    9.87     9.57
+    4096x4096  18.81   26.70    20.52   (1.42x and 1.09x the copy)
+    4096x4000  18.50   27.34    20.44
+
+ptxas gives the CACHE 8 kernel 70 registers. The same idea printed by the
+CUDA back end (each thread's first 8 quads of a load that several of the
+row's loops read, kept in a float4 array by the first loop) did not
+reproduce it: 27.76 us against 27.12 for the current kernel at
+4096x4096, 80 registers, slower at 256 threads and on rows whose length
+is not a multiple of 4. That change was not kept; finding what separates
+the two is the next step for row_lse.
 """
+
+import os
+import subprocess
 
 import cupy as cp
 import numpy as np
 
-SOURCE = r"""
-static __device__ __forceinline__ float warp_max(float v) {
-  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  return v;
-}
-static __device__ __forceinline__ float warp_sum(float v) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-/* Block-wide reductions, combined in warp order from shared slots. */
-static __device__ float block_max(float v, float *s) {
-  v = warp_max(v);
-  if ((threadIdx.x & 31) == 0) s[threadIdx.x >> 5] = v;
-  __syncthreads();
-  float u = s[0];
-  for (int w = 1; w < (int)(blockDim.x + 31) / 32; w++) u = fmaxf(u, s[w]);
-  return u;
-}
-static __device__ float block_sum(float v, float *s) {
-  v = warp_sum(v);
-  if ((threadIdx.x & 31) == 0) s[threadIdx.x >> 5] = v;
-  __syncthreads();
-  float u = s[0];
-  for (int w = 1; w < (int)(blockDim.x + 31) / 32; w++) u += s[w];
-  return u;
-}
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-/* One block per row; N a multiple of 4 and rows 16-byte aligned. */
-extern "C" __global__ void lse(const float *__restrict__ x, float *__restrict__ y, long long M, long long N) {
-  __shared__ float smem[64];
+BODY = r"""
+
+#define IDX long long
+extern "C" __global__ void lse(const float *__restrict__ p_x, float *__restrict__ p_y, long long M, long long N) {
+  __shared__ double tile_smem[64];
   for (long long r = blockIdx.x; r < M; r += gridDim.x) {
-    const float *row = x + r * N;
-    const long long q0 = (long long)threadIdx.x * 4, step = (long long)blockDim.x * 4;
+    const float *row = p_x + r * N;
     float m = __int_as_float(0x7fc00000);
 #if CACHE
-    float4 held[CACHE];
-#pragma unroll
-    for (int k = 0; k < CACHE; k++) {
-      const long long p = q0 + k * step;
-      if (p + 3 < N) {
-        held[k] = *reinterpret_cast<const float4 *>(row + p);
-        m = fmaxf(fmaxf(fmaxf(fmaxf(m, held[k].x), held[k].y), held[k].z), held[k].w);
-      }
-    }
+    float4 rc[CACHE];
 #endif
-    for (long long q = q0 + CACHE * step; q + 3 < N; q += step) {
-      const float4 a = *reinterpret_cast<const float4 *>(row + q);
-      m = fmaxf(fmaxf(fmaxf(fmaxf(m, a.x), a.y), a.z), a.w);
-    }
-    m = block_max(m, smem);
-    float s = 0.0f;
+    IDX q = (IDX)threadIdx.x * 4;
+    const IDX step = (IDX)blockDim.x * 4;
 #if CACHE
 #pragma unroll
     for (int k = 0; k < CACHE; k++) {
-      if (q0 + k * step + 3 < N) {
-        const float4 a = held[k];
-        s = s + expf(a.x - m); s = s + expf(a.y - m); s = s + expf(a.z - m); s = s + expf(a.w - m);
-      }
+      IDX p = q + k * step;
+      if (p + 3 < N) { rc[k] = *reinterpret_cast<const float4 *>(row + p);
+        m = tile_max_f32(m, rc[k].x); m = tile_max_f32(m, rc[k].y); m = tile_max_f32(m, rc[k].z); m = tile_max_f32(m, rc[k].w); }
     }
+    q += CACHE * step;
 #endif
-    for (long long q = q0 + CACHE * step; q + 3 < N; q += step) {
-      const float4 a = *reinterpret_cast<const float4 *>(row + q);
-      s = s + expf(a.x - m); s = s + expf(a.y - m); s = s + expf(a.z - m); s = s + expf(a.w - m);
+    for (; q + step + 3 < N; q += 2 * step) {
+      float4 a = *reinterpret_cast<const float4 *>(row + q);
+      float4 b = *reinterpret_cast<const float4 *>(row + q + step);
+      m = tile_max_f32(m, a.x); m = tile_max_f32(m, a.y); m = tile_max_f32(m, a.z); m = tile_max_f32(m, a.w);
+      m = tile_max_f32(m, b.x); m = tile_max_f32(m, b.y); m = tile_max_f32(m, b.z); m = tile_max_f32(m, b.w);
     }
-    s = block_sum(s, smem + 32);
-    if (threadIdx.x == 0) y[r] = m + logf(s);
+    for (; q + 3 < N; q += step) {
+      float4 a = *reinterpret_cast<const float4 *>(row + q);
+      m = tile_max_f32(m, a.x); m = tile_max_f32(m, a.y); m = tile_max_f32(m, a.z); m = tile_max_f32(m, a.w);
+    }
+    m = tile_block_max_f32(m, tile_smem + 0);
+    float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+#if ACC == 1
+#define S1 s0
+#define S2 s0
+#define S3 s0
+#else
+#define S1 s1
+#define S2 s2
+#define S3 s3
+#endif
+    q = (IDX)threadIdx.x * 4;
+#if CACHE
+#pragma unroll
+    for (int k = 0; k < CACHE; k++) {
+      IDX p = q + k * step;
+      if (p + 3 < N) { float4 a = rc[k];
+        s0 = s0 + tile_exp_f32(a.x - m); S1 = S1 + tile_exp_f32(a.y - m); S2 = S2 + tile_exp_f32(a.z - m); S3 = S3 + tile_exp_f32(a.w - m); }
+    }
+    q += CACHE * step;
+#endif
+    for (; q + step + 3 < N; q += 2 * step) {
+      float4 a = *reinterpret_cast<const float4 *>(row + q);
+      float4 b = *reinterpret_cast<const float4 *>(row + q + step);
+      s0 = s0 + tile_exp_f32(a.x - m); S1 = S1 + tile_exp_f32(a.y - m); S2 = S2 + tile_exp_f32(a.z - m); S3 = S3 + tile_exp_f32(a.w - m);
+      s0 = s0 + tile_exp_f32(b.x - m); S1 = S1 + tile_exp_f32(b.y - m); S2 = S2 + tile_exp_f32(b.z - m); S3 = S3 + tile_exp_f32(b.w - m);
+    }
+    for (; q + 3 < N; q += step) {
+      float4 a = *reinterpret_cast<const float4 *>(row + q);
+      s0 = s0 + tile_exp_f32(a.x - m); S1 = S1 + tile_exp_f32(a.y - m); S2 = S2 + tile_exp_f32(a.z - m); S3 = S3 + tile_exp_f32(a.w - m);
+    }
+#if ACC == 1
+    float s = s0;
+#else
+    float s = (s0 + s1) + (s2 + s3);
+#endif
+    s = tile_block_sum_f32(s, tile_smem + 32);
+    if (threadIdx.x == 0) p_y[r] = m + tile_log_f32(s);
     __syncthreads();
   }
 }
 """
+
+
+def prelude():
+    """The CUDA prelude of Tile's kernels (everything before the first one)."""
+    text = subprocess.run(
+        [os.path.join(ROOT, "target/release/tile"), "emit", "--target", "cuda",
+         os.path.join(ROOT, "tests/programs/reductions/row_lse.tile")],
+        check=True, capture_output=True, text=True,
+    ).stdout
+    return text.split("/* k0")[0]
 
 
 def timeit(f, n=200, reps=7):
@@ -100,28 +134,29 @@ def timeit(f, n=200, reps=7):
 
 
 def main():
+    pre = prelude()
     kernels = {
         cache: cp.RawModule(
-            code=f"#define CACHE {cache}\n" + SOURCE, options=("--fmad=false", "-std=c++17")
+            code=pre + f"#define CACHE {cache}\n#define ACC 1\n" + BODY,
+            options=("--fmad=false", "-std=c++17"),
         ).get_function("lse")
         for cache in (0, 8)
     }
-    for m, n in [(1024, 4096), (4096, 4096)]:
+    for m, n in [(1024, 4096), (4096, 4096), (4096, 4000)]:
         x = cp.random.standard_normal((m, n), dtype=cp.float32) * 3
         y = cp.empty(m, cp.float32)
         ref = np.log(np.exp(cp.asnumpy(x).astype(np.float64)).sum(1))
         half = cp.empty(m * n // 2, cp.float32)
         src = x.ravel()[: m * n // 2]
         copy = timeit(lambda: half.__setitem__(slice(None), src))
-        print(f"{m}x{n}: copy of the bytes moved {copy:.2f} us")
+        print(f"{m}x{n}: copy {copy:.2f} us")
         for cache, f in kernels.items():
             def run():
                 f((m,), (128,), (x, y, np.int64(m), np.int64(n)))
             run()
             err = float(np.max(np.abs(cp.asnumpy(y) - ref) / np.abs(ref).clip(1)))
             t = timeit(run)
-            what = "row held in registers" if cache else "row read twice"
-            print(f"  {what:22s} {t:7.2f} us  {t / copy:.3f}x copy  rel. error {err:.1e}")
+            print(f"  CACHE {cache}: {t:7.2f} us  {t / copy:.3f}x copy  rel. error {err:.1e}")
 
 
 if __name__ == "__main__":
