@@ -18,7 +18,7 @@
 //!   reductions on vectors.
 //! - `column_reduction`: `[lo, hi)` are columns (offsets into the row
 //!   variable's range), in blocks of up to 2048 whose statements run
-//!   interchanged (`interchange_columns.rs`: for each reduction, rows
+//!   interchanged (tile-plan's `interchange_columns.rs`: for each reduction, rows
 //!   outer and the block's columns inner, as vectors, accumulating in
 //!   per-thread scratch rows). Bodies the interchange does not cover walk
 //!   the slice as one vector loop with a scalar tail: each lane is one
@@ -98,18 +98,16 @@ fn kernel(program: &Program, k: &Kernel) -> (tile_emit::Printed, Vec<tile_plan::
     // a later loop (softmax's exponentials): a rewritten body, and scratch
     // buffers the printer sees as parameters.
     // Column kernels read along rows a block of columns at a time where
-    // the body allows it (see interchange_columns.rs).
+    // the body allows it (tile-plan's interchange_columns.rs).
     let (body, scratch, blocks) = match (k.mapping, k.domain.first()) {
         (Mapping::RowReduction, _) => match &k.cached {
             Some(c) => (c.body.clone(), c.scratch.clone(), false),
             None => (k.body.clone(), vec![], false),
         },
-        (Mapping::ColumnReduction, Some(col)) => {
-            match crate::interchange_columns::interchange_columns(program, &col.name, &k.body) {
-                Some((b, s)) => (b, s, true),
-                None => (k.body.clone(), vec![], false),
-            }
-        }
+        (Mapping::ColumnReduction, _) => match &k.interchanged {
+            Some(c) => (c.body.clone(), c.scratch.clone(), true),
+            None => (k.body.clone(), vec![], false),
+        },
         _ => (k.body.clone(), vec![], false),
     };
     let printed = print_kernel(program, k, &body, &scratch, blocks);
@@ -254,7 +252,7 @@ fn column_blocks(
     p.line("if (lo >= hi || dn0 <= 0) return;");
     p.set_line(k.body.first().map_or(0, |s| s.span().line));
     declare_scratch(p, extended, scratch);
-    let block = crate::interchange_columns::BLOCK;
+    let block = tile_plan::COLUMN_BLOCK;
     p.line("const int64_t ce_all = dl0 + hi;");
     p.open(format!(
         "for (int64_t cb = dl0 + lo; cb < ce_all; cb += {block})"
@@ -263,7 +261,7 @@ fn column_blocks(
         "const int64_t ce = ce_all - cb < {block} ? ce_all : cb + {block};"
     ));
     let depth = p.scope_len();
-    let (b, e) = crate::interchange_columns::block_names();
+    let (b, e) = tile_plan::column_block_names();
     // Uniform integers of the block: loop-like, so accesses at `j - cb`
     // are checked once per level.
     p.bind_loop(&b, "cb");

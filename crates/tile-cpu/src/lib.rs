@@ -34,7 +34,6 @@ mod cc;
 mod count_free_cores;
 mod emit;
 mod error;
-mod interchange_columns;
 mod math;
 mod module;
 mod pool;

@@ -4,7 +4,7 @@
 //! [`compile`] is the whole pipeline, in order:
 //! `verify -> fold_constants -> share_common_values -> remove_dead_code ->
 //! find_unused_inputs -> plan_groups -> find_row_forms -> cache_reduced_values ->
-//! find_costs`. With `TILE_LOG=passes` in the
+//! interchange_columns -> find_costs`. With `TILE_LOG=passes` in the
 //! environment it prints the program after each pass to stderr.
 //!
 //! ```
@@ -31,6 +31,7 @@ mod find_hazards;
 mod find_row_forms;
 mod find_unused_inputs;
 mod fold_constants;
+mod interchange_columns;
 pub mod orient_rows;
 mod plan;
 mod plan_groups;
@@ -47,6 +48,9 @@ pub use find_hazards::{
 pub use find_row_forms::{find_row_forms, lanes_independent, sharing, Sharing};
 pub use find_unused_inputs::find_unused_inputs;
 pub use fold_constants::{fold_constants, fold_expr};
+pub use interchange_columns::{
+    column_block_names, interchange_columns, Interchanged, COLUMN_BLOCK,
+};
 pub use plan::{Fallback, Kernel, Mapping, Plan, Rule};
 pub use plan_groups::plan_groups;
 pub use remove_dead_code::remove_dead_code;
@@ -122,11 +126,18 @@ pub fn compile_skipping(
         eprintln!("== after plan_groups ==\n{plan}");
     }
     cache_reduced_values(&p, &mut plan.kernels);
+    interchange_columns(&p, &mut plan.kernels);
     plan.notes = find_costs::find_costs(&plan.kernels);
     if log {
         for k in &plan.kernels {
             if let Some(c) = &k.cached {
                 eprintln!("== after cache_reduced_values: {} ==", k.name);
+                for s in &c.body {
+                    eprintln!("{s}");
+                }
+            }
+            if let Some(c) = &k.interchanged {
+                eprintln!("== after interchange_columns: {} ==", k.name);
                 for s in &c.body {
                     eprintln!("{s}");
                 }

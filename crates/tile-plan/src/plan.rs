@@ -125,6 +125,9 @@ pub struct Kernel {
     /// Row kernels that compute a value twice: the body with it computed
     /// once into scratch rows ([`crate::cache_reduced_values`]).
     pub cached: Option<crate::Cached>,
+    /// Column kernels: the body run a block of columns at a time
+    /// ([`crate::interchange_columns`]).
+    pub interchanged: Option<crate::Interchanged>,
 }
 
 impl Kernel {
@@ -239,6 +242,10 @@ impl Plan {
                             "scratch": row.name,
                         }))
                         .collect::<Vec<_>>()),
+                    "interchanged": k.interchanged.as_ref().map(|c| json!({
+                        "block": crate::COLUMN_BLOCK,
+                        "scratch": c.scratch.iter().map(|r| r.name.clone()).collect::<Vec<_>>(),
+                    })),
                 })
             })
             .collect();
@@ -308,6 +315,15 @@ impl fmt::Display for Plan {
                         row.lo, row.hi, row.name
                     )?;
                 }
+            }
+            if let Some(c) = &k.interchanged {
+                let rows: Vec<&str> = c.scratch.iter().map(|r| r.name.as_str()).collect();
+                writeln!(
+                    f,
+                    "     blocks: each statement over {} columns at a time (scratch rows {})",
+                    crate::COLUMN_BLOCK,
+                    rows.join(", ")
+                )?;
             }
         }
         if self.fallbacks.is_empty() {

@@ -316,6 +316,7 @@ fn kernel(mapping: Mapping, domain: Vec<LoopVar>, body: Vec<Stmt>, lines: Vec<u3
         lines,
         sharing: None,
         cached: None,
+        interchanged: None,
     }
 }
 

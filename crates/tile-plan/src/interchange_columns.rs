@@ -2,7 +2,7 @@
 //! rows. A `column_reduction` work item reduces down its column; walked
 //! column by column (a vector of columns at a time), every step of a long
 //! column touches a new page, and the walk is bound by address
-//! translation, not bandwidth. For a block of up to [`BLOCK`] columns,
+//! translation, not bandwidth. For a block of up to [`COLUMN_BLOCK`] columns,
 //! the rewrite runs each statement over the whole block before the next:
 //!
 //! ```text
@@ -14,7 +14,7 @@
 //! ```
 //!
 //! with `cb..ce` the block (names the kernel binds to its block loop) and
-//! `__cacc*`, `__cval*` per-thread scratch rows of [`BLOCK`] elements.
+//! `__cacc*`, `__cval*` per-thread scratch rows of [`COLUMN_BLOCK`] elements.
 //! Columns are independent (the plan proved it), so running a statement
 //! for every column of the block before the next keeps each column's
 //! order; each column's reduction still runs over its range in order,
@@ -22,17 +22,51 @@
 //! `f32`). Bodies it does not cover (`if`, nested reductions, bounds that
 //! are not size symbols, integer or boolean reductions and bindings) keep
 //! the lane walk.
+//!
+//! The pass runs in [`crate::compile`] and records the rewritten body
+//! beside the kernel's own ([`Kernel::interchanged`]); the CPU back end
+//! runs it, a block of columns per step of each thread's share (the CPU
+//! fixture tests check it against the interpreter). The CUDA back end
+//! keeps the plain body (its threads already read along rows), and so
+//! does [`crate::execute_plan`]: the rewrite rounds each sum to the
+//! column's type where the `f64` interpreter does not, so the two would
+//! differ in the last bits.
 
+use crate::{Kernel, Mapping, ScratchRow};
 use tile_ir::{BinOp, DType, Expr, Func, LoopVar, Program, ReduceOp, Span, Stmt};
-use tile_plan::ScratchRow;
 
 /// Columns per block: each row is read in runs of up to this many
 /// elements, and an accumulator row (8 bytes per column) stays in the
 /// first-level cache.
-pub(crate) const BLOCK: i64 = 2048;
+pub const COLUMN_BLOCK: i64 = 2048;
+
+/// A column kernel's body interchanged to run a block of columns at a
+/// time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Interchanged {
+    /// The statements, each over the block's columns
+    /// `column_block_names()`: bound by whoever runs it to the block's
+    /// first column and one past its last.
+    pub body: Vec<Stmt>,
+    /// Per-thread scratch rows of [`COLUMN_BLOCK`] elements (the
+    /// reductions' accumulators and the bindings' values).
+    pub scratch: Vec<ScratchRow>,
+}
+
+/// Sets [`Kernel::interchanged`] on each column kernel of `program` whose
+/// body the rewrite covers.
+pub fn interchange_columns(program: &Program, kernels: &mut [Kernel]) {
+    for k in kernels {
+        let (Mapping::ColumnReduction, Some(col)) = (k.mapping, k.domain.first()) else {
+            continue;
+        };
+        k.interchanged = interchange_body(program, &col.name, &k.body)
+            .map(|(body, scratch)| Interchanged { body, scratch });
+    }
+}
 
 /// The IR names of the block's first column and one past its last.
-pub(crate) fn block_names() -> (String, String) {
+pub fn column_block_names() -> (String, String) {
     (
         tile_ir::names::generated("col_b", 0),
         tile_ir::names::generated("col_e", 0),
@@ -41,13 +75,13 @@ pub(crate) fn block_names() -> (String, String) {
 
 /// The interchanged body of a column kernel over `col`, and its scratch
 /// rows; `None` when the body is not covered.
-pub(crate) fn interchange_columns(
+fn interchange_body(
     program: &Program,
     col: &str,
     body: &[Stmt],
 ) -> Option<(Vec<Stmt>, Vec<ScratchRow>)> {
     let symbols = program.size_symbols();
-    let (cb, ce) = block_names();
+    let (cb, ce) = column_block_names();
     let slot = || Expr::binary(BinOp::Sub, Expr::var(col), Expr::var(&cb));
     let over_block = |stmts: Vec<Stmt>, span: Span| Stmt::For {
         vars: vec![LoopVar {
@@ -71,7 +105,7 @@ pub(crate) fn interchange_columns(
             name: name.clone(),
             dtype,
             lo: Expr::Int(0),
-            hi: Expr::Int(BLOCK),
+            hi: Expr::Int(COLUMN_BLOCK),
         });
         name
     };
