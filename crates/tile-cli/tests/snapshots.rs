@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 use tile_ir::fixture;
-use tile_plan::{compile_skipping, Options, REWRITES};
+use tile_plan::{compile_skipping, Options, KERNEL_REWRITES, REWRITES};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -119,7 +119,11 @@ fn every_fixture_matches_its_source_snapshot() {
 fn skipping_any_rewrite_changes_some_snapshot() {
     let files = fixtures();
     let base: Vec<Result<String, String>> = files.iter().map(|f| snapshot(f, None)).collect();
-    for (name, _) in REWRITES {
+    let names = REWRITES
+        .iter()
+        .map(|(n, _)| *n)
+        .chain(KERNEL_REWRITES.iter().copied());
+    for name in names {
         let changed = files
             .iter()
             .zip(&base)
