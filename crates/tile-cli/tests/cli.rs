@@ -47,6 +47,39 @@ fn save(dir: &Path, name: &str, a: &Array) -> String {
 }
 
 #[test]
+fn plan_json_records_each_kernel_rewrite() {
+    let fixture = |f: &str| {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/programs")
+            .join(f)
+            .display()
+            .to_string()
+    };
+    let plan = |f: &str| -> serde_json::Value {
+        let o = tile(&["plan", "--json", &fixture(f)]);
+        assert!(o.status.success(), "{:?}", text(&o));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    // softmax caches its exponentials; col_sum runs in blocks of columns;
+    // row_lse is rewritten by neither.
+    let softmax = plan("controls/softmax.tile");
+    assert_eq!(softmax["kernels"][0]["caches"][0]["scratch"], "__scr0");
+    assert_eq!(
+        softmax["kernels"][0]["interchanged"],
+        serde_json::Value::Null
+    );
+    let col = plan("reductions/col_sum.tile");
+    assert_eq!(
+        col["kernels"][0]["interchanged"],
+        serde_json::json!({"block": 2048, "scratch": ["__cacc0"]})
+    );
+    assert_eq!(col["kernels"][0]["caches"], serde_json::json!([]));
+    let lse = plan("reductions/row_lse.tile");
+    assert_eq!(lse["kernels"][0]["caches"], serde_json::json!([]));
+    assert_eq!(lse["kernels"][0]["interchanged"], serde_json::Value::Null);
+}
+
+#[test]
 fn plan_json_shows_one_fused_kernel_and_two_split_ones() {
     for f in ["sigmoid_pair.tile", "gelu_pair.tile"] {
         let o = tile(&["plan", "--json", &example(f)]);
