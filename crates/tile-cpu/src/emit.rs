@@ -99,16 +99,10 @@ fn kernel(program: &Program, k: &Kernel) -> (tile_emit::Printed, Vec<tile_plan::
     // buffers the printer sees as parameters.
     // Column kernels read along rows a block of columns at a time where
     // the body allows it (tile-plan's interchange_columns.rs).
-    let (body, scratch, blocks) = match (k.mapping, k.domain.first()) {
-        (Mapping::RowReduction, _) => match &k.cached {
-            Some(c) => (c.body.clone(), c.scratch.clone(), false),
-            None => (k.body.clone(), vec![], false),
-        },
-        (Mapping::ColumnReduction, _) => match &k.interchanged {
-            Some(c) => (c.body.clone(), c.scratch.clone(), true),
-            None => (k.body.clone(), vec![], false),
-        },
-        _ => (k.body.clone(), vec![], false),
+    let (body, scratch, blocks) = match (&k.cached, &k.interchanged) {
+        (Some(c), _) => (c.body.clone(), c.scratch.clone(), false),
+        (None, Some(c)) => (c.body.clone(), c.scratch.clone(), true),
+        (None, None) => (k.body.clone(), vec![], false),
     };
     let printed = print_kernel(program, k, &body, &scratch, blocks);
     (printed, scratch)
