@@ -116,8 +116,8 @@ fn print_kernel(
     blocks: bool,
 ) -> tile_emit::Printed {
     let extended = tile_plan::with_scratch(program, scratch);
-    // A full reduction's rewritten expressions, alive until printing ends
-    // (the printer keys sites by node address).
+    // A full reduction's rewritten expressions, built once for every entry
+    // point (the printer keys sites by node identity).
     let full = (k.mapping == Mapping::FullReduction)
         .then(|| tile_emit::FullParts::of(program, k))
         .flatten()

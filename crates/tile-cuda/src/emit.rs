@@ -466,7 +466,7 @@ fn vec4_plan(program: &Program, k: &Kernel) -> Option<Vec4Plan> {
         }
         s.walk_exprs(&mut |e| {
             e.walk(&mut |x| {
-                if let Expr::Load { buf, idx } = x {
+                if let Expr::Load { buf, idx, .. } = x {
                     let mut free = Vec::new();
                     x.free_vars(&mut free);
                     if free.contains(&jv) {
@@ -639,8 +639,7 @@ fn v4_body(p: &mut Printer, program: &Program, k: &Kernel, jname: &str, c: &str,
         p.close();
         open_quads(p, c, &jv, last, unroll);
     }
-    let mut kept = Kept::default();
-    let stores = lanes(p, k, jname, &loads, idx, &mut kept);
+    let stores = lanes(p, k, jname, &loads, idx);
     for (buf, index, vals) in &stores {
         site += 1;
         p.line(format!(
@@ -669,7 +668,7 @@ fn contiguous_loads(k: &Kernel, jname: &str) -> Vec<(String, Vec<Expr>)> {
     for s in &k.body {
         s.walk_exprs(&mut |e| {
             e.walk(&mut |x| {
-                if let Expr::Load { buf, idx } = x {
+                if let Expr::Load { buf, idx, .. } = x {
                     let mut free = Vec::new();
                     x.free_vars(&mut free);
                     if free.iter().any(|n| n == jname)
@@ -696,14 +695,6 @@ fn open_quads(p: &mut Printer, c: &str, jv: &str, last: usize, unroll: u32) {
     p.line(format!("const long long {jv} = dl{last} + cu * 4;"));
 }
 
-/// Nodes the lanes print, alive until printing ends (the printer numbers
-/// sites by node address).
-#[derive(Default)]
-struct Kept {
-    loads: Vec<Expr>,
-    stmts: Vec<Stmt>,
-}
-
 /// Four lanes of scalar code over the loaded vectors (`vldN{idx}.x` ...):
 /// bindings, and each store's value per lane. Returns per store its
 /// buffer, index and the four values' names.
@@ -713,7 +704,6 @@ fn lanes(
     jname: &str,
     loads: &[(String, Vec<Expr>)],
     idx: &str,
-    kept: &mut Kept,
 ) -> Vec<(String, Vec<Expr>, Vec<String>)> {
     let jv = Printer::var_name(jname);
     let mut stores: Vec<(String, Vec<Expr>, Vec<String>)> = Vec::new();
@@ -731,7 +721,7 @@ fn lanes(
         let mut si = 0;
         for s in &k.body {
             let mut s = s.clone();
-            replace_loads(&mut s, loads, jname, &mut kept.loads);
+            replace_loads(&mut s, loads);
             match &s {
                 Stmt::Let { name, value, .. } => {
                     let (code, ty) = p.lower(value);
@@ -753,29 +743,29 @@ fn lanes(
                 }
                 _ => {}
             }
-            kept.stmts.push(s);
         }
         p.truncate_scope(lane_depth);
     }
     stores
 }
 
-fn replace_loads(s: &mut Stmt, loads: &[(String, Vec<Expr>)], jname: &str, keep: &mut Vec<Expr>) {
-    fn go(e: &mut Expr, loads: &[(String, Vec<Expr>)], jname: &str, keep: &mut Vec<Expr>) {
-        if let Expr::Load { buf, idx } = e {
+/// Renames each of `loads` in the statement's value to its vector lane
+/// (`__vldN`).
+fn replace_loads(s: &mut Stmt, loads: &[(String, Vec<Expr>)]) {
+    fn go(e: &mut Expr, loads: &[(String, Vec<Expr>)]) {
+        if let Expr::Load { buf, idx, .. } = e {
             if let Some(n) = loads.iter().position(|(b, i)| b == buf && i == idx) {
-                keep.push(std::mem::replace(e, Expr::var(&format!("__vld{n}"))));
+                *e = Expr::var(&format!("__vld{n}"));
                 return;
             }
         }
-        let _ = jname;
         for c in e.children_mut() {
-            go(c, loads, jname, keep);
+            go(c, loads);
         }
     }
     match s {
-        Stmt::Let { value, .. } => go(value, loads, jname, keep),
-        Stmt::Store { value, .. } => go(value, loads, jname, keep),
+        Stmt::Let { value, .. } => go(value, loads),
+        Stmt::Store { value, .. } => go(value, loads),
         _ => {}
     }
 }

@@ -15,7 +15,7 @@
 //! run each column on its first thread in program order (the launch then
 //! gives the block one slice).
 
-use crate::quad_loops::{scalar, sfx, Keep};
+use crate::quad_loops::{scalar, sfx};
 use tile_emit::{Printer, VTy};
 use tile_ir::{Expr, Stmt};
 use tile_plan::Kernel;
@@ -28,8 +28,6 @@ struct ColCtx {
     /// Column reductions printed so far: names accumulators and picks the
     /// shared-memory set (alternating).
     red: usize,
-    /// Nodes built here (see [`Keep`]).
-    keep: Keep,
 }
 
 /// Whether the block shares a column's statements (slices per column),
@@ -60,10 +58,7 @@ pub(crate) fn column_reduction(p: &mut Printer, k: &Kernel) {
     ));
     p.bind_loop(&col.name, &cv);
     if shared {
-        let mut ctx = ColCtx {
-            red: 0,
-            keep: Keep::default(),
-        };
+        let mut ctx = ColCtx { red: 0 };
         for s in &k.body {
             column_stmt(p, s, &mut ctx);
         }
@@ -72,7 +67,6 @@ pub(crate) fn column_reduction(p: &mut Printer, k: &Kernel) {
         if !matches!(k.body.last(), Some(Stmt::Store { .. })) {
             p.line("__syncthreads();");
         }
-        drop(ctx);
     } else {
         p.line(SERIAL_COLUMN);
         p.open("if (threadIdx.y == 0 && live)");
@@ -93,19 +87,19 @@ fn column_stmt(p: &mut Printer, s: &Stmt, ctx: &mut ColCtx) {
     p.set_line(s.span().line);
     match s {
         Stmt::Let { name, value, .. } => {
-            let mut v = Box::new(value.clone());
+            let mut v = value.clone();
             lower_reductions(p, &mut v, ctx);
             let (code, ty) = p.lower(&v);
             let t = p.tmp("val");
             p.line(format!("const {} {t} = {code}; /* {name} */", scalar(ty)));
             p.bind_value(name, &t, ty);
-            ctx.keep.exprs.push(v);
         }
         Stmt::Store {
             buf,
             idx,
             value,
             span,
+            ..
         } => {
             let mut v = value.clone();
             lower_reductions(p, &mut v, ctx);
@@ -114,13 +108,13 @@ fn column_stmt(p: &mut Printer, s: &Stmt, ctx: &mut ColCtx) {
                 idx: idx.clone(),
                 value: v,
                 span: *span,
+                id: tile_ir::NodeId::fresh(),
             }];
             p.open("if (threadIdx.y == 0 && live)");
             p.stmts(&store);
             p.close();
             // A later statement of the column may read what was stored.
             p.line("__syncthreads();");
-            ctx.keep.stmts.push(store);
         }
         // `block_shareable` admits neither.
         Stmt::For { .. } | Stmt::If { .. } => {}
@@ -173,7 +167,6 @@ fn lower_reductions(p: &mut Printer, e: &mut Expr, ctx: &mut ColCtx) {
         body: body.clone(),
     });
     let (part, t) = p.lower(&slice);
-    ctx.keep.exprs.push(slice);
     let acc = format!("cred{n}");
     // The IR name is reserved, so no name of the program can capture it.
     let name = tile_ir::names::generated("cred", n);
@@ -197,6 +190,5 @@ fn lower_reductions(p: &mut Printer, e: &mut Expr, ctx: &mut ColCtx) {
     ));
     crate::print_rows::empty_range(p, *op, t, &acc, "0", &format!("cn{n}"));
     p.bind_value(&name, &acc, t);
-    let old = std::mem::replace(e, Expr::var(&name));
-    ctx.keep.exprs.push(Box::new(old));
+    *e = Expr::var(&name);
 }

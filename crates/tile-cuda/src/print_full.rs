@@ -7,7 +7,6 @@
 //! and one thread runs the store with the reduction replaced by the result. No float
 //! atomics: the result is the same on every run.
 
-use crate::quad_loops::Keep;
 use tile_emit::{Printer, VTy};
 use tile_ir::Program;
 
@@ -32,7 +31,6 @@ impl FullPrint {
         let (clo, chi, _) = tile_emit::full_names();
         p.bind_loop(&clo, "fcl");
         p.bind_loop(&chi, "fch");
-        let mut keep = Keep::default();
         if self.0.deep {
             p.line("/* chunk on one thread: nested reductions (see print_full.rs) */");
             p.open("if (threadIdx.x == 0)");
@@ -48,7 +46,7 @@ impl FullPrint {
             p.open(format!("for (long long {cv} = fcl; {cv} < fch; {cv}++)"));
             let inner = p.scope_len();
             p.bind_loop(&self.0.var, &cv);
-            crate::print_rows::thread_share(p, flat, "fthr", VTy::F64, program, &mut keep, unroll);
+            crate::print_rows::thread_share(p, flat, "fthr", VTy::F64, program, unroll);
             p.truncate_scope(inner);
             p.close();
             let f = p.helper_call(&format!("tile_block_{}_f64", self.0.op.name()));
@@ -65,13 +63,12 @@ impl FullPrint {
             let inner = p.scope_len();
             p.bind_loop(&self.0.var, &cv);
             let mut e = self.0.body.clone();
-            crate::print_rows::block_reductions(p, &mut e, program, 0, &mut keep, unroll);
+            crate::print_rows::block_reductions(p, &mut e, program, 0, unroll);
             let (v, _) = p.lower(&e);
             let line = p.combine_f64(self.0.op, "facc", &v);
             p.line(line);
             // The next value's reductions reuse the shared slots.
             p.line("__syncthreads();");
-            keep.exprs.push(e);
             p.truncate_scope(inner);
             p.close();
             p.line(format!(
@@ -79,16 +76,14 @@ impl FullPrint {
             ));
         } else {
             let mut e = self.0.chunk.clone();
-            crate::print_rows::block_reductions(p, &mut e, program, 0, &mut keep, unroll);
+            crate::print_rows::block_reductions(p, &mut e, program, 0, unroll);
             let (v, _) = p.lower(&e);
             p.line(format!("if (threadIdx.x == 0) tile_part[c] = {v};"));
-            keep.exprs.push(e);
         }
         // The next chunk's reductions reuse the shared slots.
         p.line("__syncthreads();");
         p.truncate_scope(depth);
         p.close();
-        drop(keep);
     }
 
     /// The body of `tile_kN_fin` (one block of up to `PARTIALS` threads):

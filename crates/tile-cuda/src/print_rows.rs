@@ -12,7 +12,7 @@
 //! they reduce, else run on thread 0, each marked by a comment in the
 //! source; tile-plan decides which ([`tile_plan::Sharing`]).
 
-use crate::quad_loops::{self, scalar, sfx, Each, Keep, RowLoop};
+use crate::quad_loops::{self, scalar, sfx, Each, RowLoop};
 use crate::stage_rows::RowPlan;
 use tile_emit::{Printer, VTy};
 use tile_ir::{Expr, LoopVar, Program, ReduceOp, Stmt};
@@ -26,7 +26,6 @@ struct RowCtx<'a> {
     /// Block reductions printed so far in the row: names accumulators and
     /// picks the shared-memory slot set (alternating).
     red: usize,
-    keep: Keep,
     /// Quads per step of loops reading device vectors ([`RowLoop::unroll`]).
     unroll: u32,
 }
@@ -93,14 +92,12 @@ pub(crate) fn row_reduction(
             program: extended,
             plan,
             red: 0,
-            keep: Keep::default(),
             unroll,
         };
         if let Some(plan) = plan {
             crate::stage_rows::print_staging(p, &plan.staged, &rv);
         }
-        // The statements with staged loads renamed (kept until printing
-        // ends: sites are numbered by node address).
+        // The statements with staged loads renamed.
         let mut stmts = body.clone();
         if let Some(plan) = plan {
             for s in stmts.iter_mut() {
@@ -123,14 +120,12 @@ pub(crate) fn row_reduction(
         if !matches!(body.last(), Some(Stmt::For { .. } | Stmt::Store { .. })) {
             p.line("__syncthreads();");
         }
-        ctx.keep.stmts.push(stmts);
     } else if let Sharing::Lockstep(_) = sharing {
         p.line(LOCKSTEP_ROW);
         let mut ctx = RowCtx {
             program: extended,
             plan: None,
             red: 0,
-            keep: Keep::default(),
             unroll,
         };
         p.vector_loops = false;
@@ -193,6 +188,7 @@ fn lockstep_stmt(p: &mut Printer, s: &Stmt, ctx: &mut RowCtx) {
             idx,
             value,
             span,
+            ..
         } => {
             // Every thread computes the value and the indices (reading
             // what it reads before any thread writes), then every thread
@@ -202,7 +198,7 @@ fn lockstep_stmt(p: &mut Printer, s: &Stmt, ctx: &mut RowCtx) {
             let mut names = Vec::new();
             let stored = ctx.program.param(buf).map(|b| VTy::of(b.dtype));
             for (n, e) in idx.iter().chain([value]).enumerate() {
-                let mut e = Box::new(e.clone());
+                let mut e = e.clone();
                 lower_reductions(p, &mut e, ctx);
                 // The value in the buffer's type (an integer literal
                 // stored to a float buffer), as a plain store prints it.
@@ -215,7 +211,6 @@ fn lockstep_stmt(p: &mut Printer, s: &Stmt, ctx: &mut RowCtx) {
                 let name = format!("__lockstep{}", names.len());
                 p.bind_value(&name, &t, ty);
                 names.push(name);
-                ctx.keep.exprs.push(e);
             }
             let (at, value) = names.split_at(idx.len());
             let store = vec![Stmt::Store {
@@ -223,11 +218,11 @@ fn lockstep_stmt(p: &mut Printer, s: &Stmt, ctx: &mut RowCtx) {
                 idx: at.iter().map(|n| Expr::var(n)).collect(),
                 value: Expr::var(&value[0]),
                 span: *span,
+                id: tile_ir::NodeId::fresh(),
             }];
             p.line("__syncthreads();");
             p.stmts(&store);
             p.line("__syncthreads();");
-            ctx.keep.stmts.push(store);
         }
         Stmt::For { vars, body, .. } => {
             let depth = p.scope_len();
@@ -256,10 +251,9 @@ fn lockstep_stmt(p: &mut Printer, s: &Stmt, ctx: &mut RowCtx) {
         Stmt::If {
             cond, then, els, ..
         } => {
-            let mut c = Box::new(cond.clone());
+            let mut c = cond.clone();
             lower_reductions(p, &mut c, ctx);
             let (code, _) = p.lower_as(&c, VTy::Bool);
-            ctx.keep.exprs.push(c);
             // Each branch's first reduction follows the condition's, so
             // both start from the same slot set; which reductions ran is
             // known only at run time, so a barrier ends the `if`.
@@ -347,24 +341,21 @@ fn result_name(acc: &str) -> String {
 /// Replaces each reduction in `e` by its block-wide result (every thread of
 /// the block must reach this code), for kernels other than rows (a full
 /// reduction's chunks). Accumulators are numbered from `first`; returns
-/// the next number. The nodes printed are kept in `keep`.
+/// the next number.
 pub(crate) fn block_reductions(
     p: &mut Printer,
     e: &mut Expr,
     program: &Program,
     first: usize,
-    keep: &mut Keep,
     unroll: u32,
 ) -> usize {
     let mut ctx = RowCtx {
         program,
         plan: None,
         red: first,
-        keep: Keep::default(),
         unroll,
     };
     lower_reductions(p, e, &mut ctx);
-    keep.absorb(ctx.keep);
     ctx.red
 }
 
@@ -379,7 +370,6 @@ pub(crate) fn thread_share(
     acc: &str,
     t: VTy,
     program: &Program,
-    keep: &mut Keep,
     unroll: u32,
 ) {
     let Expr::Reduce {
@@ -398,7 +388,6 @@ pub(crate) fn thread_share(
         program,
         plan: None,
         red: 0,
-        keep: Keep::default(),
         unroll,
     };
     let rl = ctx.row_loop(var, &bl, &bh, lo, hi);
@@ -408,7 +397,7 @@ pub(crate) fn thread_share(
         op: *op,
         t,
     };
-    quad_loops::print_loop(p, &rl, &each, keep);
+    quad_loops::print_loop(p, &rl, &each);
     p.end_checked_level();
 }
 
@@ -454,15 +443,11 @@ fn lower_reductions(p: &mut Printer, e: &mut Expr, ctx: &mut RowCtx) {
         op,
         t,
     };
-    let mut keep = Keep::default();
-    quad_loops::print_loop(p, &rl, &each, &mut keep);
+    quad_loops::print_loop(p, &rl, &each);
     p.end_checked_level();
     let name = block_reduce(p, op, t, &acc, set);
     empty_range(p, op, t, &acc, &bl, &bh);
-    ctx.keep.absorb(keep);
-    // The reduction's nodes stay alive (its body's on the heap, unmoved).
-    let old = std::mem::replace(e, Expr::var(&name));
-    ctx.keep.exprs.push(Box::new(old));
+    *e = Expr::var(&name);
 }
 
 /// A row-level statement shared by the block.
@@ -470,13 +455,12 @@ fn row_stmt(p: &mut Printer, s: &Stmt, ctx: &mut RowCtx) {
     p.set_line(s.span().line);
     match s {
         Stmt::Let { name, value, .. } => {
-            let mut v = Box::new(value.clone());
+            let mut v = value.clone();
             lower_reductions(p, &mut v, ctx);
             let (code, ty) = p.lower(&v);
             let t = p.tmp("val");
             p.line(format!("const {} {t} = {code}; /* {name} */", scalar(ty)));
             p.bind_value(name, &t, ty);
-            ctx.keep.exprs.push(v);
         }
         Stmt::For { vars, body, .. } => {
             let lv = &vars[0];
@@ -489,6 +473,7 @@ fn row_stmt(p: &mut Printer, s: &Stmt, ctx: &mut RowCtx) {
             idx,
             value,
             span,
+            ..
         } => {
             // Reductions first, over the block (every thread takes part);
             // then thread 0 stores the row's result.
@@ -499,12 +484,12 @@ fn row_stmt(p: &mut Printer, s: &Stmt, ctx: &mut RowCtx) {
                 idx: idx.clone(),
                 value: v,
                 span: *span,
+                id: tile_ir::NodeId::fresh(),
             }];
             p.open("if (threadIdx.x == 0)");
             p.stmts(&store);
             p.close();
             p.line("__syncthreads();");
-            ctx.keep.stmts.push(store);
         }
         Stmt::If { .. } => {}
     }
@@ -514,10 +499,8 @@ fn row_stmt(p: &mut Printer, s: &Stmt, ctx: &mut RowCtx) {
 /// begun: the loop, the level's end, and a barrier.
 fn for_body(p: &mut Printer, lv: &LoopVar, body: &[Stmt], bl: &str, bh: &str, ctx: &mut RowCtx) {
     let rl = ctx.row_loop(&lv.name, bl, bh, &lv.lo, &lv.hi);
-    let mut keep = Keep::default();
-    quad_loops::print_loop(p, &rl, &Each::Stmts { body, acc: None }, &mut keep);
+    quad_loops::print_loop(p, &rl, &Each::Stmts { body, acc: None });
     p.end_checked_level();
-    ctx.keep.absorb(keep);
     p.line("__syncthreads();");
 }
 
@@ -609,18 +592,16 @@ fn fill_and_reduce(p: &mut Printer, fill: &Stmt, bind: &Stmt, op: ReduceOp, ctx:
     }
     let (acc, set) = ctx.next_reduction(p);
     p.line(format!("float {acc} = {};", start(op, VTy::F32)));
-    let mut keep = Keep::default();
     let each = Each::Stmts {
         body,
         acc: Some((&acc, op)),
     };
     let rl = ctx.row_loop(&lv.name, &bl, &bh, &lv.lo, &lv.hi);
-    quad_loops::print_loop(p, &rl, &each, &mut keep);
+    quad_loops::print_loop(p, &rl, &each);
     p.end_checked_level();
     // The block reduction's barrier also orders the fill before any read.
     let result = block_reduce(p, op, VTy::F32, &acc, set);
     empty_range(p, op, VTy::F32, &acc, &bl, &bh);
-    ctx.keep.absorb(keep);
     let mut v = value.clone();
     replace_read_back(&mut v, buf, &lv.lo, &lv.hi, &result);
     let rest = Stmt::Let {

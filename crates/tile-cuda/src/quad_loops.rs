@@ -20,24 +20,6 @@ use tile_emit::{Printer, VTy};
 use tile_ir::{DType, Expr, Program, ReduceOp, Stmt};
 use tile_plan::affine::Affine;
 
-/// Clones printed in place of a program's nodes: they must outlive the
-/// printing, because the printer numbers failure sites by node address and
-/// a freed node's address could be reused by a later clone.
-#[derive(Default)]
-#[allow(clippy::vec_box)]
-pub(crate) struct Keep {
-    pub exprs: Vec<Box<Expr>>,
-    pub stmts: Vec<Vec<Stmt>>,
-}
-
-impl Keep {
-    /// Takes over `other`'s clones.
-    pub fn absorb(&mut self, other: Keep) {
-        self.exprs.extend(other.exprs);
-        self.stmts.extend(other.stmts);
-    }
-}
-
 /// A loop of the block's threads over `var in lo..hi`, whose bounds the C
 /// code `bl` and `bh` hold.
 pub(crate) struct RowLoop<'a> {
@@ -102,7 +84,7 @@ struct Vector {
     /// `__gq{n}`.
     loads: Vec<(String, Vec<Expr>)>,
     stmts: Vec<Stmt>,
-    expr: Option<Box<Expr>>,
+    expr: Option<Expr>,
 }
 
 fn load_name(n: usize) -> String {
@@ -144,7 +126,7 @@ fn has_load(e: &Expr) -> bool {
 
 /// Replaces the loads of `e` listed in `loads` by their names.
 fn replace(e: &mut Expr, loads: &[(String, Vec<Expr>)]) {
-    if let Expr::Load { buf, idx } = e {
+    if let Expr::Load { buf, idx, .. } = e {
         if let Some(n) = loads.iter().position(|(b, i)| b == buf && i == idx) {
             *e = Expr::var(&load_name(n));
             return;
@@ -196,7 +178,7 @@ fn vector(p: &Printer, rl: &RowLoop, each: &Each) -> Option<Vector> {
     let mut ok = true;
     for e in &exprs {
         e.walk(&mut |x| {
-            if let Expr::Load { buf, idx } = x {
+            if let Expr::Load { buf, idx, .. } = x {
                 if !p.load_checked(x)
                     || stored.contains(buf)
                     || !contiguous(rl.program, rl.var, &bound, buf, idx)
@@ -213,7 +195,7 @@ fn vector(p: &Printer, rl: &RowLoop, each: &Each) -> Option<Vector> {
     }
     let (stmts, expr) = match each {
         Each::Reduce { body, .. } => {
-            let mut e = Box::new((*body).clone());
+            let mut e = (*body).clone();
             replace(&mut e, &loads);
             (Vec::new(), Some(e))
         }
@@ -256,7 +238,7 @@ fn address(p: &mut Printer, var: &str, at: &str, buf: &str, idx: &[Expr]) -> Str
 const FIELDS: [&str; 4] = ["x", "y", "z", "w"];
 
 /// Prints the loop of `rl` running `each` for every element.
-pub(crate) fn print_loop(p: &mut Printer, rl: &RowLoop, each: &Each, keep: &mut Keep) {
+pub(crate) fn print_loop(p: &mut Printer, rl: &RowLoop, each: &Each) {
     let vec = vector(p, rl, each);
     let ty = if rl.short { "int" } else { "long long" };
     let n = p.tmp("len");
@@ -367,10 +349,6 @@ pub(crate) fn print_loop(p: &mut Printer, rl: &RowLoop, each: &Each, keep: &mut 
     p.truncate_scope(depth);
     p.close();
     p.close();
-    if let Some(v) = vec {
-        keep.stmts.push(v.stmts);
-        keep.exprs.extend(v.expr);
-    }
 }
 
 /// Whether the loop body reads the name `v`.
@@ -497,7 +475,7 @@ impl Quads<'_> {
 fn element(p: &mut Printer, each: &Each, vec: Option<&Vector>) -> Vec<String> {
     match (each, vec) {
         (Each::Reduce { body, acc, op, t }, v) => {
-            let e: &Expr = match v.and_then(|v| v.expr.as_deref()) {
+            let e: &Expr = match v.and_then(|v| v.expr.as_ref()) {
                 Some(e) => e,
                 None => body,
             };

@@ -167,7 +167,7 @@ fn rewrite_expr(
                 rewrite_expr(body, row, Some((&var, &lo, &hi)), staged, false, hits);
             }
         }
-        Expr::Load { buf, idx } => {
+        Expr::Load { buf, idx, .. } => {
             if let (Some((v, lo, hi)), [Expr::Var(r), Expr::Var(c)]) = (bound, idx.as_slice()) {
                 if r == row && c == v && v != row {
                     if let Some(n) = staged

@@ -19,7 +19,7 @@
 
 use crate::printer::{Kind, Printer, VTy, Val};
 use std::collections::{BTreeMap, HashSet};
-use tile_ir::{Expr, Stmt};
+use tile_ir::{Expr, NodeId, Stmt};
 use tile_plan::affine::Affine;
 
 /// One index dimension of an access, classified against the lanes.
@@ -37,8 +37,10 @@ enum Dim {
 pub(crate) type Ranges = BTreeMap<String, (String, String)>;
 
 impl Printer<'_> {
-    pub(crate) fn node_checked(&self, node: usize) -> bool {
-        self.prechecked.iter().any(|s| s.contains(&node))
+    /// Whether the node `id` was proven in bounds by the check at the
+    /// entry of an enclosing level.
+    pub(crate) fn node_checked(&self, id: &NodeId) -> bool {
+        self.prechecked.iter().any(|s| s.contains(&id.get()))
     }
 
     fn classify(&mut self, e: &Expr) -> Dim {
@@ -160,16 +162,15 @@ impl Printer<'_> {
         }
     }
 
-    /// A load (`node` is the `Expr::Load`).
-    pub(crate) fn load(&mut self, node: &Expr, buf: &str, idx: &[Expr]) -> Val {
+    /// A load (`node` is the `Expr::Load`'s identity).
+    pub(crate) fn load(&mut self, node: &NodeId, buf: &str, idx: &[Expr]) -> Val {
         let Some(p) = self.program.param(buf) else {
             self.error(format!("load from unknown parameter `{buf}`"));
             return Val::lit("0".to_string(), VTy::Int);
         };
         let ty = VTy::of(p.dtype);
-        let key = node as *const Expr as usize;
-        let id = self.site(key, buf, "load");
-        let check = !self.node_checked(key);
+        let id = self.site(node.get(), buf, "load");
+        let check = !self.node_checked(node);
         let ptr = Printer::ptr_name(buf);
         let t = self.tmp("ld");
         if self.vec.is_none() || !self.vary_any(idx) {
@@ -256,15 +257,14 @@ impl Printer<'_> {
     }
 
     /// A store statement.
-    pub(crate) fn store(&mut self, node: &Stmt, buf: &str, idx: &[Expr], value: &Expr) {
+    pub(crate) fn store(&mut self, node: &NodeId, buf: &str, idx: &[Expr], value: &Expr) {
         let Some(p) = self.program.param(buf) else {
             self.error(format!("store to unknown parameter `{buf}`"));
             return;
         };
         let ty = VTy::of(p.dtype);
-        let key = node as *const Stmt as usize;
-        let id = self.site(key, buf, "store");
-        let check = !self.node_checked(key);
+        let id = self.site(node.get(), buf, "store");
+        let check = !self.node_checked(node);
         let ptr = Printer::ptr_name(buf);
         let v = self.expr(value, Some(ty));
         let l = self.lanes();
@@ -387,7 +387,7 @@ impl Printer<'_> {
         if let Some((v, lo, hi)) = level {
             ranges.insert(v.to_string(), (lo.to_string(), format!("({hi} - 1)")));
         }
-        let mut found: Vec<(usize, String, Vec<Expr>, &'static str, u32)> = Vec::new();
+        let mut found: Found = Vec::new();
         for s in stmts {
             level_accesses_stmt(s, &mut found);
         }
@@ -514,7 +514,9 @@ fn interval(a: &Affine, ranges: &Ranges) -> Option<(String, String)> {
     Some((join(lo), join(hi)))
 }
 
-type Found = Vec<(usize, String, Vec<Expr>, &'static str, u32)>;
+/// Accesses found for a level's check: the node's identity, its buffer,
+/// indices, kind and line.
+type Found = Vec<(u64, String, Vec<Expr>, &'static str, u32)>;
 
 /// Accesses a statement runs unconditionally at its own level.
 fn level_accesses_stmt(s: &Stmt, out: &mut Found) {
@@ -522,19 +524,17 @@ fn level_accesses_stmt(s: &Stmt, out: &mut Found) {
     match s {
         Stmt::Let { value, .. } => level_accesses_expr(value, line, out),
         Stmt::Store {
-            buf, idx, value, ..
+            buf,
+            idx,
+            value,
+            id,
+            ..
         } => {
             for i in idx {
                 level_accesses_expr(i, line, out);
             }
             level_accesses_expr(value, line, out);
-            out.push((
-                s as *const Stmt as usize,
-                buf.clone(),
-                idx.clone(),
-                "store",
-                line,
-            ));
+            out.push((id.get(), buf.clone(), idx.clone(), "store", line));
         }
         Stmt::If { cond, .. } => level_accesses_expr(cond, line, out),
         Stmt::For { vars, .. } => {
@@ -550,17 +550,11 @@ fn level_accesses_stmt(s: &Stmt, out: &mut Found) {
 /// which are levels of their own).
 fn level_accesses_expr(e: &Expr, line: u32, out: &mut Found) {
     match e {
-        Expr::Load { buf, idx } => {
+        Expr::Load { buf, idx, id } => {
             for i in idx {
                 level_accesses_expr(i, line, out);
             }
-            out.push((
-                e as *const Expr as usize,
-                buf.clone(),
-                idx.clone(),
-                "load",
-                line,
-            ));
+            out.push((id.get(), buf.clone(), idx.clone(), "load", line));
         }
         Expr::Reduce { lo, hi, .. } => {
             level_accesses_expr(lo, line, out);

@@ -70,13 +70,13 @@ impl Printer<'_> {
     /// the innermost open [`Printer::begin_checked_level`], or an outer
     /// one) was checked at a level's entry, so it may run unchecked.
     pub fn load_checked(&self, e: &Expr) -> bool {
-        self.node_checked(e as *const Expr as usize)
+        matches!(e, Expr::Load { id, .. } if self.node_checked(id))
     }
 
     /// Whether the store `s` was checked at a level's entry (see
     /// [`Printer::load_checked`]).
     pub fn store_checked(&self, s: &tile_ir::Stmt) -> bool {
-        self.node_checked(s as *const tile_ir::Stmt as usize)
+        matches!(s, tile_ir::Stmt::Store { id, .. } if self.node_checked(id))
     }
 
     /// C code of the flat element offset of the index `dims` (C code of

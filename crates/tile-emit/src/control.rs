@@ -48,8 +48,12 @@ impl Printer<'_> {
                 });
             }
             Stmt::Store {
-                buf, idx, value, ..
-            } => self.store(s, buf, idx, value),
+                buf,
+                idx,
+                value,
+                id,
+                ..
+            } => self.store(id, buf, idx, value),
             Stmt::If {
                 cond, then, els, ..
             } => self.if_stmt(cond, then, els),

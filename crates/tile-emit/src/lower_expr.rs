@@ -3,7 +3,7 @@
 //! lowering of operators, calls and casts to scalar or vector code.
 
 use crate::printer::{Printer, VTy, Val};
-use tile_ir::{BinOp, DType, Expr, Func, UnOp};
+use tile_ir::{BinOp, DType, Expr, Func, NodeId, UnOp};
 
 /// A static type where literals are still open (as in the verifier).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -65,7 +65,7 @@ impl Printer<'_> {
             ),
             Expr::Unary(UnOp::Not, _) => Ty::Known(VTy::Bool),
             Expr::Unary(UnOp::Neg, a) => self.ty_in(a, ints),
-            Expr::Binary(op, a, b) => {
+            Expr::Binary(op, a, b, _) => {
                 if op.is_comparison() || op.is_logical() {
                     Ty::Known(VTy::Bool)
                 } else if *op == BinOp::Rem {
@@ -103,7 +103,7 @@ impl Printer<'_> {
     pub(crate) fn may_fail(&self, e: &Expr) -> bool {
         match e {
             Expr::Reduce { .. } => false,
-            Expr::Binary(op @ (BinOp::Div | BinOp::Rem), a, b)
+            Expr::Binary(op @ (BinOp::Div | BinOp::Rem), a, b, _)
                 if *op == BinOp::Rem
                     || matches!(
                         unify(self.ty(a), self.ty(b)),
@@ -252,7 +252,7 @@ impl Printer<'_> {
                     Val::lit("0".to_string(), VTy::Int)
                 }
             },
-            Expr::Load { buf, idx } => self.load(e, buf, idx),
+            Expr::Load { buf, idx, id } => self.load(id, buf, idx),
             Expr::Unary(UnOp::Neg, a) => {
                 let v = self.expr(a, want);
                 Val {
@@ -274,7 +274,7 @@ impl Printer<'_> {
                     ..v
                 }
             }
-            Expr::Binary(op, a, b) => self.binary(e, *op, a, b, want),
+            Expr::Binary(op, a, b, id) => self.binary(id, *op, a, b, want),
             Expr::Call(f, args) => self.call(e, *f, args, want),
             Expr::Reduce {
                 op,
@@ -286,7 +286,7 @@ impl Printer<'_> {
         }
     }
 
-    fn binary(&mut self, node: &Expr, op: BinOp, a: &Expr, b: &Expr, want: Option<VTy>) -> Val {
+    fn binary(&mut self, node: &NodeId, op: BinOp, a: &Expr, b: &Expr, want: Option<VTy>) -> Val {
         if op.is_logical() {
             let x = self.expr(a, Some(VTy::Bool));
             let y = self.expr(b, Some(VTy::Bool));
@@ -367,8 +367,8 @@ impl Printer<'_> {
 
     /// Checked integer `/` or `%` (a zero divisor or overflow reports the
     /// site instead of trapping).
-    fn int_div(&mut self, node: &Expr, x: Val, y: Val, op: BinOp) -> Val {
-        let id = self.site(node as *const Expr as usize, "", "div");
+    fn int_div(&mut self, node: &NodeId, x: Val, y: Val, op: BinOp) -> Val {
+        let id = self.site(node.get(), "", "div");
         let name = if op == BinOp::Rem { "irem" } else { "idiv" };
         if !x.vary && !y.vary {
             let f = self.helper(format!("tile_{name}_i64"));

@@ -168,10 +168,11 @@ pub struct Printer<'a> {
     helpers: BTreeSet<String>,
     sites: Vec<Site>,
     site_base: u32,
-    site_ids: HashMap<usize, u32>,
+    /// Failure sites by node identity ([`tile_ir::NodeId`]).
+    site_ids: HashMap<u64, u32>,
     /// Accesses proven in bounds by the check at the entry of an enclosing
-    /// loop level (keyed by node address; used for lookups only).
-    pub(crate) prechecked: Vec<HashSet<usize>>,
+    /// loop level, by node identity (used for lookups only).
+    pub(crate) prechecked: Vec<HashSet<u64>>,
     pub(crate) line_no: u32,
     /// Whether `for` loops of the body may run on vectors (row kernels);
     /// serial kernels keep program order and say no.
@@ -265,8 +266,9 @@ impl<'a> Printer<'a> {
         }
     }
 
-    /// The failure id of an access or division (stable per AST node).
-    pub(crate) fn site(&mut self, node: usize, buf: &str, what: &'static str) -> u32 {
+    /// The failure id of an access or division: one per node identity, so
+    /// a node printed twice reports the same site.
+    pub(crate) fn site(&mut self, node: u64, buf: &str, what: &'static str) -> u32 {
         if let Some(&id) = self.site_ids.get(&node) {
             return id;
         }
@@ -349,6 +351,7 @@ impl<'a> Printer<'a> {
                 op @ (BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem),
                 a,
                 b,
+                _,
             ) => {
                 format!(
                     "({} {} {})",

@@ -2,8 +2,9 @@
 //! chunk's reduction (over `__full_lo0..__full_hi0`, its body in `f64`), the
 //! body alone (for chunks whose values run one after the other), and the
 //! store with the reduction replaced by `__full_comb0`, the combined
-//! result. Built once per kernel and kept while printed (the printer
-//! keys sites by node address).
+//! result. Built once per kernel and printed from there: the printer keys
+//! failure sites by node identity, and a rebuilt part would be new nodes
+//! with new sites.
 
 use crate::printer::Printer;
 use tile_ir::{DType, Expr, Func, Program, ReduceOp, Stmt};
@@ -70,6 +71,7 @@ impl FullParts {
             idx,
             value,
             span,
+            ..
         }] = k.body.as_slice()
         else {
             return None;
@@ -132,6 +134,7 @@ impl FullParts {
                 idx: idx.clone(),
                 value: v,
                 span: *span,
+                id: tile_ir::NodeId::fresh(),
             }],
         })
     }

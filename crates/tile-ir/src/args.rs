@@ -94,7 +94,7 @@ pub fn eval_int(e: &Expr, sizes: &Sizes) -> Option<i64> {
         Expr::Int(v) => Some(*v),
         Expr::Var(n) => sizes.get(n).copied(),
         Expr::Unary(UnOp::Neg, a) => eval_int(a, sizes)?.checked_neg(),
-        Expr::Binary(op, a, b) => {
+        Expr::Binary(op, a, b, _) => {
             let (x, y) = (eval_int(a, sizes)?, eval_int(b, sizes)?);
             match op {
                 BinOp::Add => x.checked_add(y),

@@ -50,6 +50,7 @@ impl BlockBuilder {
             idx: idx.to_vec(),
             value,
             span: Span::default(),
+            id: crate::NodeId::fresh(),
         });
     }
 

@@ -5,6 +5,8 @@
 //! written as text. Expressions have no side effects; a load reads the buffer
 //! as it is at the point of the statement that evaluates it.
 
+use crate::NodeId;
+
 /// Unary operators.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum UnOp {
@@ -240,11 +242,14 @@ pub enum Expr {
         buf: String,
         /// One index per dimension of the buffer's box.
         idx: Vec<Expr>,
+        /// The node's identity (its failure site in generated code).
+        id: NodeId,
     },
     /// `-x`, `!c`.
     Unary(UnOp, Box<Expr>),
-    /// `a op b`.
-    Binary(BinOp, Box<Expr>, Box<Expr>),
+    /// `a op b`, with the node's identity (the failure site of an integer
+    /// `/` or `%` in generated code).
+    Binary(BinOp, Box<Expr>, Box<Expr>, NodeId),
     /// `f(args)`.
     Call(Func, Vec<Expr>),
     /// `sum(v in lo..hi: body)` and friends.
@@ -273,12 +278,13 @@ impl Expr {
         Expr::Load {
             buf: buf.to_string(),
             idx,
+            id: NodeId::fresh(),
         }
     }
 
     /// `a op b`.
     pub fn binary(op: BinOp, a: Expr, b: Expr) -> Expr {
-        Expr::Binary(op, Box::new(a), Box::new(b))
+        Expr::Binary(op, Box::new(a), Box::new(b), NodeId::fresh())
     }
 
     /// `f(args)`.
@@ -292,7 +298,7 @@ impl Expr {
             Expr::Float(_) | Expr::Int(_) | Expr::Bool(_) | Expr::Var(_) => vec![],
             Expr::Load { idx, .. } => idx.iter().collect(),
             Expr::Unary(_, a) => vec![a],
-            Expr::Binary(_, a, b) => vec![a, b],
+            Expr::Binary(_, a, b, _) => vec![a, b],
             Expr::Call(_, args) => args.iter().collect(),
             Expr::Reduce { lo, hi, body, .. } => vec![lo, hi, body],
         }
@@ -304,7 +310,7 @@ impl Expr {
             Expr::Float(_) | Expr::Int(_) | Expr::Bool(_) | Expr::Var(_) => vec![],
             Expr::Load { idx, .. } => idx.iter_mut().collect(),
             Expr::Unary(_, a) => vec![a],
-            Expr::Binary(_, a, b) => vec![a, b],
+            Expr::Binary(_, a, b, _) => vec![a, b],
             Expr::Call(_, args) => args.iter_mut().collect(),
             Expr::Reduce { lo, hi, body, .. } => vec![lo, hi, body],
         }

@@ -199,6 +199,7 @@ impl<'p> Machine<'p> {
                 idx,
                 value,
                 span,
+                ..
             } => {
                 let v = self.eval(value, env, *span)?;
                 let flat = self.flat_index(buf, idx, env, *span)?;
@@ -295,7 +296,7 @@ impl<'p> Machine<'p> {
                 name: n.clone(),
                 span,
             })?,
-            Expr::Load { buf, idx } => {
+            Expr::Load { buf, idx, .. } => {
                 let flat = self.flat_index(buf, idx, env, span)?;
                 let a = &self.arrays[buf];
                 match a.dtype() {
@@ -309,7 +310,7 @@ impl<'p> Machine<'p> {
                 v => Value::F(-v.as_f64()),
             },
             Expr::Unary(UnOp::Not, a) => Value::B(!self.eval(a, env, span)?.as_bool()),
-            Expr::Binary(op, a, b) => {
+            Expr::Binary(op, a, b, _) => {
                 let x = self.eval(a, env, span)?;
                 if matches!(op, BinOp::And | BinOp::Or) {
                     let y = self.eval(b, env, span)?;

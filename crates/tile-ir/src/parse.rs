@@ -313,6 +313,7 @@ impl<'a> Parser<'a> {
                     idx: Vec::new(),
                     value,
                     span,
+                    id: crate::NodeId::fresh(),
                 })
             }
             Tok::Assign => {
@@ -330,6 +331,7 @@ impl<'a> Parser<'a> {
                     idx,
                     value,
                     span,
+                    id: crate::NodeId::fresh(),
                 })
             }
             _ => Err(self.expected("`=` or `[`")),
@@ -532,12 +534,17 @@ impl<'a> Parser<'a> {
                     Tok::LBracket => {
                         self.bump();
                         let idx = self.list(&Tok::RBracket, "]")?;
-                        Ok(Expr::Load { buf: name, idx })
+                        Ok(Expr::Load {
+                            buf: name,
+                            idx,
+                            id: crate::NodeId::fresh(),
+                        })
                     }
                     Tok::LParen => self.call(&t),
                     _ if self.scalars.contains(&name) => Ok(Expr::Load {
                         buf: name,
                         idx: Vec::new(),
+                        id: crate::NodeId::fresh(),
                     }),
                     _ => Ok(Expr::Var(name)),
                 }

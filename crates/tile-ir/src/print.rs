@@ -77,8 +77,8 @@ impl fmt::Display for Expr {
             Expr::Bool(b) => write!(f, "{b}"),
             Expr::Var(name) => f.write_str(name),
             // A scalar parameter reads as its bare name.
-            Expr::Load { buf, idx } if idx.is_empty() => f.write_str(buf),
-            Expr::Load { buf, idx } => {
+            Expr::Load { buf, idx, .. } if idx.is_empty() => f.write_str(buf),
+            Expr::Load { buf, idx, .. } => {
                 write!(f, "{buf}[")?;
                 write_list(f, idx)?;
                 f.write_str("]")
@@ -92,7 +92,7 @@ impl fmt::Display for Expr {
                 f.write_str(symbol)?;
                 write_operand(f, a, !bare)
             }
-            Expr::Binary(op, a, b) => {
+            Expr::Binary(op, a, b, _) => {
                 let left_parens = match &**a {
                     Expr::Binary(child, ..) => {
                         child.precedence() < op.precedence()

@@ -1,6 +1,6 @@
 //! Programs: parameters with boxes, and a statement tree.
 
-use crate::{DType, Expr, Role, Span};
+use crate::{DType, Expr, NodeId, Role, Span};
 
 /// One dimension of a parameter's box: the half-open range `lo..hi`, affine
 /// in the program's size symbols.
@@ -79,6 +79,8 @@ pub enum Stmt {
         value: Expr,
         /// Location of the buffer name.
         span: Span,
+        /// The node's identity (its failure site in generated code).
+        id: NodeId,
     },
     /// `if cond { then } else { els }`.
     If {

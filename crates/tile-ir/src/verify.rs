@@ -215,7 +215,7 @@ fn ty(e: &Expr, var_type: &dyn Fn(&str) -> Option<DType>, p: &Program) -> Ty {
         Expr::Load { buf, .. } => Ty::Known(p.param(buf).map_or(DType::F32, |q| q.dtype)),
         Expr::Unary(UnOp::Not, _) => Ty::Known(DType::Bool),
         Expr::Unary(UnOp::Neg, a) => ty(a, var_type, p),
-        Expr::Binary(op, a, b) => {
+        Expr::Binary(op, a, b, _) => {
             if op.is_comparison() || op.is_logical() {
                 Ty::Known(DType::Bool)
             } else if *op == BinOp::Rem {
@@ -306,6 +306,7 @@ impl Verifier<'_> {
                                 | Expr::Binary(
                                     BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div,
                                     _,
+                                    _,
                                     _
                                 )
                                 | Expr::Unary(UnOp::Neg, _)
@@ -378,6 +379,7 @@ impl Verifier<'_> {
                 idx,
                 value,
                 span,
+                ..
             } => {
                 match self.program.param(buf) {
                     None => self.error(*span, format!("store to unknown parameter `{buf}`")),
@@ -464,7 +466,7 @@ impl Verifier<'_> {
                     None
                 }
             }
-            Expr::Load { buf, idx } => {
+            Expr::Load { buf, idx, .. } => {
                 let mut ok = true;
                 for i in idx {
                     ok &= self.expr(i, span).is_some();
@@ -504,7 +506,7 @@ impl Verifier<'_> {
                     _ => Some(t),
                 }
             }
-            Expr::Binary(op, a, b) => {
+            Expr::Binary(op, a, b, _) => {
                 let (ta, tb) = (self.expr(a, span)?, self.expr(b, span)?);
                 if op.is_logical() {
                     if ta != Ty::Known(DType::Bool) || tb != Ty::Known(DType::Bool) {

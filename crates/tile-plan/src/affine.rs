@@ -28,9 +28,9 @@ impl Affine {
                 constant: 0,
             }),
             Expr::Unary(UnOp::Neg, a) => Affine::of(a)?.scale(-1),
-            Expr::Binary(BinOp::Add, a, b) => Affine::of(a)?.add(&Affine::of(b)?, 1),
-            Expr::Binary(BinOp::Sub, a, b) => Affine::of(a)?.add(&Affine::of(b)?, -1),
-            Expr::Binary(BinOp::Mul, a, b) => {
+            Expr::Binary(BinOp::Add, a, b, _) => Affine::of(a)?.add(&Affine::of(b)?, 1),
+            Expr::Binary(BinOp::Sub, a, b, _) => Affine::of(a)?.add(&Affine::of(b)?, -1),
+            Expr::Binary(BinOp::Mul, a, b, _) => {
                 let (x, y) = (Affine::of(a)?, Affine::of(b)?);
                 if x.terms.is_empty() {
                     y.scale(x.constant)

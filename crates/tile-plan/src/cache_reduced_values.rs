@@ -184,6 +184,7 @@ pub fn cache_row(
                     idx: vec![Expr::var(var)],
                     value: (**body).clone(),
                     span,
+                    id: tile_ir::NodeId::fresh(),
                 }],
                 span,
             });
@@ -264,7 +265,7 @@ fn cacheable(e: &Expr, program: &Program, float: DType, written: &[String]) -> b
                 | Func::Cos
                 | Func::Pow
         ),
-        Expr::Binary(BinOp::Div, _, _) => true,
+        Expr::Binary(BinOp::Div, _, _, _) => true,
         _ => false,
     };
     if !top || e.has_reduction() {
@@ -345,11 +346,11 @@ fn same(target: &Expr, e: &Expr, env: &[(String, Expr)]) -> bool {
         }
     }
     let shallow = match (target, e) {
-        (Expr::Load { buf: a, idx: x }, Expr::Load { buf: b, idx: y }) => {
+        (Expr::Load { buf: a, idx: x, .. }, Expr::Load { buf: b, idx: y, .. }) => {
             a == b && x.len() == y.len()
         }
         (Expr::Unary(a, _), Expr::Unary(b, _)) => a == b,
-        (Expr::Binary(a, _, _), Expr::Binary(b, _, _)) => a == b,
+        (Expr::Binary(a, _, _, _), Expr::Binary(b, _, _, _)) => a == b,
         (Expr::Call(a, x), Expr::Call(b, y)) => a == b && x.len() == y.len(),
         (Expr::Reduce { op: a, var: v, .. }, Expr::Reduce { op: b, var: u, .. }) => {
             a == b && v == u

@@ -255,6 +255,7 @@ impl Checker<'_> {
                 idx,
                 value,
                 span,
+                ..
             } => {
                 self.access(buf, idx, *span)?;
                 self.expr(value, *span).map(|_| ())
@@ -380,7 +381,7 @@ impl Checker<'_> {
             Expr::Int(v) => Some(Iv::point(*v as i128)),
             Expr::Float(_) | Expr::Bool(_) => None,
             Expr::Var(n) => self.lookup(n),
-            Expr::Load { buf, idx } => {
+            Expr::Load { buf, idx, .. } => {
                 self.access(buf, idx, span)?;
                 let dtype = self.program.param(buf).map(|p| p.dtype);
                 (dtype == Some(DType::I32)).then_some(I32)
@@ -393,7 +394,7 @@ impl Checker<'_> {
                 self.expr(a, span)?;
                 None
             }
-            Expr::Binary(op, a, b) => {
+            Expr::Binary(op, a, b, _) => {
                 let (x, y) = (self.expr(a, span)?, self.expr(b, span)?);
                 match (x, y) {
                     (Some(x), Some(y)) => {

@@ -127,7 +127,7 @@ fn down_a_column(
 ) -> Option<(String, String)> {
     let mut found = None;
     body.walk(&mut |x| {
-        let Expr::Load { buf, idx } = x else {
+        let Expr::Load { buf, idx, .. } = x else {
             return;
         };
         let Some((last, rest)) = idx.split_last() else {

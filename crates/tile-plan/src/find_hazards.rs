@@ -36,7 +36,7 @@ pub(crate) fn accesses(body: &[Stmt]) -> (Vec<Access>, Vec<Access>) {
             let line = t.span().line;
             let mut add_loads = |e: &Expr| {
                 e.walk(&mut |x| {
-                    if let Expr::Load { buf, idx } = x {
+                    if let Expr::Load { buf, idx, .. } = x {
                         loads.push(Access {
                             buf: buf.clone(),
                             idx: idx.clone(),

@@ -159,7 +159,7 @@ pub fn lanes_independent(var: &str, body: &[Stmt]) -> bool {
             });
             s.walk_exprs(&mut |e| {
                 e.walk(&mut |x| {
-                    if let Expr::Load { buf: b, idx: i } = x {
+                    if let Expr::Load { buf: b, idx: i, .. } = x {
                         same &= b != buf || i == idx;
                     }
                 })

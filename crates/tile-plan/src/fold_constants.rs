@@ -43,11 +43,13 @@ fn fold_block(stmts: Vec<Stmt>) -> Vec<Stmt> {
                 idx,
                 value,
                 span,
+                ..
             } => out.push(Stmt::Store {
                 buf,
                 idx: idx.into_iter().map(fold_expr).collect(),
                 value: fold_expr(value),
                 span,
+                id: tile_ir::NodeId::fresh(),
             }),
             Stmt::For { vars, body, span } => {
                 let vars = vars
@@ -169,7 +171,7 @@ pub fn fold_expr(e: Expr) -> Expr {
                 (op, a) => Expr::Unary(op, Box::new(a)),
             }
         }
-        Expr::Binary(op, a, b) => {
+        Expr::Binary(op, a, b, _) => {
             let (a, b) = (fold_expr(*a), fold_expr(*b));
             fold_binary(op, a, b)
         }
@@ -177,9 +179,10 @@ pub fn fold_expr(e: Expr) -> Expr {
             let args: Vec<Expr> = args.into_iter().map(fold_expr).collect();
             fold_call(f, args)
         }
-        Expr::Load { buf, idx } => Expr::Load {
+        Expr::Load { buf, idx, .. } => Expr::Load {
             buf,
             idx: idx.into_iter().map(fold_expr).collect(),
+            id: tile_ir::NodeId::fresh(),
         },
         Expr::Reduce {
             op,

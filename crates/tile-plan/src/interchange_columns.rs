@@ -176,6 +176,7 @@ fn interchange_body(
                     idx: vec![slot()],
                     value: init,
                     span,
+                    id: tile_ir::NodeId::fresh(),
                 }],
                 span,
             ));
@@ -208,6 +209,7 @@ fn interchange_body(
                     idx: vec![slot()],
                     value: next,
                     span,
+                    id: tile_ir::NodeId::fresh(),
                 }],
                 span,
             });
@@ -253,6 +255,7 @@ fn interchange_body(
                         idx: vec![slot()],
                         value,
                         span,
+                        id: tile_ir::NodeId::fresh(),
                     }],
                     span,
                 ));
@@ -270,6 +273,7 @@ fn interchange_body(
                         idx,
                         value,
                         span,
+                        id: tile_ir::NodeId::fresh(),
                     }],
                     span,
                 ));

@@ -64,7 +64,7 @@ fn evaluable(e: &Expr, symbols: &[String]) -> bool {
         Expr::Int(_) => true,
         Expr::Var(n) => symbols.contains(n),
         Expr::Unary(UnOp::Neg, a) => evaluable(a, symbols),
-        Expr::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem, a, b) => {
+        Expr::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem, a, b, _) => {
             evaluable(a, symbols) && evaluable(b, symbols)
         }
         _ => false,
