@@ -78,7 +78,7 @@ pub fn prepare(case: &Case, variant: Variant) -> Result<Prepared, String> {
         }),
         plan: record,
         sources: vec![(hash, "c".into(), source)],
-        artifacts: json!({"tile": env!("CARGO_PKG_VERSION"), "compiler": tile_cpu::compiler_identity(&opts).map_err(|e| e.to_string())?, "flags": tile_cpu::FLAGS.join(" ")}),
+        artifacts: json!({"tile": env!("CARGO_PKG_VERSION"), "compiler": tile_cpu::compiler_identity(&opts).map_err(|e| e.to_string())?, "flags": tile_cpu::compiler_flags(&opts).map_err(|e| e.to_string())?.join(" ")}),
     })
 }
 

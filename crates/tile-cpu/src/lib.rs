@@ -40,7 +40,7 @@ mod pool;
 mod prelude;
 mod split_full;
 
-pub use cc::{FLAGS, LIBS, SANITIZE_FLAGS};
+pub use cc::{AVX512_FLAGS, FLAGS, LIBS, SANITIZE_FLAGS};
 pub use error::CpuError;
 pub use module::{CpuModule, RawArg};
 
@@ -104,6 +104,13 @@ pub fn compile(plan: &tile_plan::Plan, opts: &CpuOptions) -> Result<CpuModule, C
     let emitted = emit::emit(plan)?;
     let built = cc::build(&emitted.source, opts)?;
     CpuModule::new(plan, emitted, built.library, opts.thread_count())
+}
+
+/// The flags builds with the compiler these options select pass (for
+/// benchmark records): [`FLAGS`], plus [`AVX512_FLAGS`] where the native
+/// target has AVX-512.
+pub fn compiler_flags(opts: &CpuOptions) -> Result<Vec<&'static str>, CpuError> {
+    Ok(cc::find(opts)?.flags())
 }
 
 /// The C compiler these options select: its path and version line (for

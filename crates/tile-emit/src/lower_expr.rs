@@ -300,6 +300,13 @@ impl Printer<'_> {
                 return self.bool_pair(x, y, op);
             }
             let (x, y, vary) = self.pair(x, y, false);
+            if vary && t == VTy::Int {
+                // Integer lanes are 64-bit: a vector of them may be wider
+                // than the machine's, which compilers compare lane by lane
+                // unless split (the helpers compare native-width pieces).
+                let f = self.helper(format!("tile_{}_vi64", comparison_name(op)));
+                return Val::vec(format!("{f}({}, {})", x.code, y.code), VTy::Bool, 8);
+            }
             let code = format!("({} {} {})", x.code, op.symbol(), y.code);
             return if vary {
                 let mw = t.mask_width();
@@ -567,5 +574,17 @@ impl Printer<'_> {
                 }
             }
         }
+    }
+}
+
+/// The helper-name part of a comparison (`lt` for `<`).
+fn comparison_name(op: BinOp) -> &'static str {
+    match op {
+        BinOp::Lt => "lt",
+        BinOp::Le => "le",
+        BinOp::Gt => "gt",
+        BinOp::Ge => "ge",
+        BinOp::Eq => "eq",
+        _ => "ne",
     }
 }
