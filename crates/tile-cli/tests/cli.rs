@@ -60,8 +60,9 @@ fn plan_json_records_each_kernel_rewrite() {
         assert!(o.status.success(), "{:?}", text(&o));
         serde_json::from_slice(&o.stdout).unwrap()
     };
-    // softmax caches its exponentials; col_sum runs in blocks of columns;
-    // row_lse is rewritten by neither.
+    // softmax caches its exponentials; col_sum runs in blocks of columns
+    // and matmul its inner loop in blocks of iterations; row_lse is
+    // rewritten by none.
     let softmax = plan("controls/softmax.tile");
     assert_eq!(softmax["kernels"][0]["caches"][0]["scratch"], "__scr0");
     assert_eq!(
@@ -71,9 +72,18 @@ fn plan_json_records_each_kernel_rewrite() {
     let col = plan("reductions/col_sum.tile");
     assert_eq!(
         col["kernels"][0]["interchanged"],
-        serde_json::json!({"block": 2048, "scratch": ["__cacc0"]})
+        serde_json::json!({"block": 2048, "loops": [], "scratch": ["__cacc0"]})
     );
     assert_eq!(col["kernels"][0]["caches"], serde_json::json!([]));
+    let matmul = plan("matrix/matmul.tile");
+    assert_eq!(
+        matmul["kernels"][0]["interchanged"],
+        serde_json::json!({
+            "block": 2048,
+            "loops": ["the loop over `j` at line 10"],
+            "scratch": ["__cacc0"]
+        })
+    );
     let lse = plan("reductions/row_lse.tile");
     assert_eq!(lse["kernels"][0]["caches"], serde_json::json!([]));
     assert_eq!(lse["kernels"][0]["interchanged"], serde_json::Value::Null);

@@ -15,7 +15,9 @@
 //!   innermost variable as a vector loop with a scalar tail.
 //! - `row_reduction`: `[lo, hi)` are rows (offsets into the row variable's
 //!   range); each row runs the body in program order, inner loops and
-//!   reductions on vectors.
+//!   reductions on vectors. An inner loop whose reduction reads down
+//!   columns (a matrix product) runs in blocks of iterations, each
+//!   statement over the block (tile-plan's `interchange_row_loops.rs`).
 //! - `column_reduction`: `[lo, hi)` are columns (offsets into the row
 //!   variable's range), in blocks of up to 2048 whose statements run
 //!   interchanged (tile-plan's `interchange_columns.rs`: for each reduction, rows
@@ -98,7 +100,9 @@ fn kernel(program: &Program, k: &Kernel) -> (tile_emit::Printed, Vec<tile_plan::
     // a later loop (softmax's exponentials): a rewritten body, and scratch
     // buffers the printer sees as parameters.
     // Column kernels read along rows a block of columns at a time where
-    // the body allows it (tile-plan's interchange_columns.rs).
+    // the body allows it (tile-plan's interchange_columns.rs), and row
+    // kernels' inner loops that read down columns run in blocks
+    // (interchange_row_loops.rs).
     let (body, scratch, blocks) = match (&k.cached, &k.interchanged) {
         (Some(c), _) => (c.body.clone(), c.scratch.clone(), false),
         (None, Some(c)) => (c.body.clone(), c.scratch.clone(), true),

@@ -51,6 +51,10 @@ pub struct Interchanged {
     /// Per-thread scratch rows of [`COLUMN_BLOCK`] elements (the
     /// reductions' accumulators and the bindings' values).
     pub scratch: Vec<ScratchRow>,
+    /// Row kernels: the inner loops run in blocks, as `tile plan` names
+    /// them (`the loop over `j` at line 10`); empty for column kernels,
+    /// whose blocks are of the kernel's own columns.
+    pub loops: Vec<String>,
 }
 
 /// Sets [`Kernel::interchanged`] on each column kernel of `program` whose
@@ -60,8 +64,20 @@ pub fn interchange_columns(program: &Program, kernels: &mut [Kernel]) {
         let (Mapping::ColumnReduction, Some(col)) = (k.mapping, k.domain.first()) else {
             continue;
         };
-        k.interchanged = interchange_body(program, &col.name, &k.body)
-            .map(|(body, scratch)| Interchanged { body, scratch });
+        let (cb, ce) = column_block_names();
+        let block = Block {
+            var: &col.name,
+            first: Expr::var(&cb),
+            end: Expr::var(&ce),
+            fixed: &[],
+        };
+        let mut scratch = Vec::new();
+        k.interchanged =
+            interchange_body(program, &block, &k.body, &mut scratch).map(|body| Interchanged {
+                body,
+                scratch,
+                loops: Vec::new(),
+            });
     }
 }
 
@@ -73,21 +89,33 @@ pub fn column_block_names() -> (String, String) {
     )
 }
 
-/// The interchanged body of a column kernel over `col`, and its scratch
-/// rows; `None` when the body is not covered.
-fn interchange_body(
+/// A block of iterations of the variable `var`: `first..end`, at most
+/// [`COLUMN_BLOCK`] of them. `fixed` names other integers that keep their
+/// value over the block (a row kernel's row variable).
+pub(crate) struct Block<'a> {
+    pub var: &'a str,
+    pub first: Expr,
+    pub end: Expr,
+    pub fixed: &'a [String],
+}
+
+/// `body` (the statements of one iteration of `block.var`) interchanged to
+/// run each statement over the whole block, with its scratch rows added to
+/// `scratch`; `None` when the body is not covered.
+pub(crate) fn interchange_body(
     program: &Program,
-    col: &str,
+    block: &Block,
     body: &[Stmt],
-) -> Option<(Vec<Stmt>, Vec<ScratchRow>)> {
+    scratch: &mut Vec<ScratchRow>,
+) -> Option<Vec<Stmt>> {
     let symbols = program.size_symbols();
-    let (cb, ce) = column_block_names();
-    let slot = || Expr::binary(BinOp::Sub, Expr::var(col), Expr::var(&cb));
+    let col = block.var;
+    let slot = || Expr::binary(BinOp::Sub, Expr::var(col), block.first.clone());
     let over_block = |stmts: Vec<Stmt>, span: Span| Stmt::For {
         vars: vec![LoopVar {
             name: col.to_string(),
-            lo: Expr::var(&cb),
-            hi: Expr::var(&ce),
+            lo: block.first.clone(),
+            hi: block.end.clone(),
         }],
         body: stmts,
         span,
@@ -95,10 +123,10 @@ fn interchange_body(
     let mut types: std::collections::HashMap<String, DType> = symbols
         .iter()
         .chain(std::iter::once(&col.to_string()))
+        .chain(block.fixed)
         .map(|n| (n.clone(), DType::I32))
         .collect();
     let mut out = Vec::new();
-    let mut scratch: Vec<ScratchRow> = Vec::new();
     let row = |prefix: &str, dtype: DType, scratch: &mut Vec<ScratchRow>| {
         let name = tile_ir::names::generated(prefix, scratch.len());
         scratch.push(ScratchRow {
@@ -152,7 +180,8 @@ fn interchange_body(
             let uniform = |e: &Expr| {
                 let mut free = Vec::new();
                 e.free_vars(&mut free);
-                free.iter().all(|f| symbols.contains(f))
+                free.iter()
+                    .all(|f| symbols.contains(f) || block.fixed.contains(f))
             };
             if !t.is_float() || body.has_reduction() || var == col || !uniform(lo) || !uniform(hi) {
                 failed = true;
@@ -163,7 +192,7 @@ fn interchange_body(
             } else {
                 t
             };
-            let acc = row("cacc", acc_t, &mut scratch);
+            let acc = row("cacc", acc_t, scratch);
             let at = |e: Expr| Expr::load(&acc, vec![e]);
             let init = match op {
                 ReduceOp::Sum => Expr::Float(0.0),
@@ -200,8 +229,8 @@ fn interchange_body(
                     },
                     LoopVar {
                         name: col.to_string(),
-                        lo: Expr::var(&cb),
-                        hi: Expr::var(&ce),
+                        lo: block.first.clone(),
+                        hi: block.end.clone(),
                     },
                 ],
                 body: vec![Stmt::Store {
@@ -248,7 +277,7 @@ fn interchange_body(
                 if !t.is_float() {
                     return None;
                 }
-                let buf = row("cval", t, &mut scratch);
+                let buf = row("cval", t, scratch);
                 out.push(over_block(
                     vec![Stmt::Store {
                         buf: buf.clone(),
@@ -281,7 +310,7 @@ fn interchange_body(
             _ => return None,
         }
     }
-    Some((out, scratch))
+    Some(out)
 }
 
 /// `e` with each reduction not inside another replaced by `f`'s result.

@@ -32,6 +32,7 @@ mod find_row_forms;
 mod find_unused_inputs;
 mod fold_constants;
 mod interchange_columns;
+mod interchange_row_loops;
 pub mod orient_rows;
 mod plan;
 mod plan_groups;
@@ -51,6 +52,7 @@ pub use fold_constants::{fold_constants, fold_expr};
 pub use interchange_columns::{
     column_block_names, interchange_columns, Interchanged, COLUMN_BLOCK,
 };
+pub use interchange_row_loops::interchange_row_loops;
 pub use plan::{Fallback, Kernel, Mapping, Plan, Rule};
 pub use plan_groups::plan_groups;
 pub use remove_dead_code::remove_dead_code;
@@ -85,7 +87,11 @@ pub const REWRITES: &[(&str, Rewrite)] = &[
 /// The rewrites of planned kernels `compile` runs after `find_row_forms`,
 /// in order, by name: each records a rewritten body beside a kernel's own
 /// for the targets to run ([`Kernel::cached`], [`Kernel::interchanged`]).
-pub const KERNEL_REWRITES: &[&str] = &["cache_reduced_values", "interchange_columns"];
+pub const KERNEL_REWRITES: &[&str] = &[
+    "cache_reduced_values",
+    "interchange_columns",
+    "interchange_row_loops",
+];
 
 /// Verifies, simplifies and plans `program`.
 pub fn compile(program: &Program, options: &Options) -> Result<Plan, VerifyError> {
@@ -136,6 +142,9 @@ pub fn compile_skipping(
     if skip != Some("interchange_columns") {
         interchange_columns(&p, &mut plan.kernels);
     }
+    if skip != Some("interchange_row_loops") {
+        interchange_row_loops(&p, &mut plan.kernels);
+    }
     plan.notes = find_costs::find_costs(&plan.kernels);
     if log {
         for k in &plan.kernels {
@@ -146,7 +155,12 @@ pub fn compile_skipping(
                 }
             }
             if let Some(c) = &k.interchanged {
-                eprintln!("== after interchange_columns: {} ==", k.name);
+                let pass = if c.loops.is_empty() {
+                    "interchange_columns"
+                } else {
+                    "interchange_row_loops"
+                };
+                eprintln!("== after {pass}: {} ==", k.name);
                 for s in &c.body {
                     eprintln!("{s}");
                 }

@@ -126,7 +126,9 @@ pub struct Kernel {
     /// once into scratch rows ([`crate::cache_reduced_values`]).
     pub cached: Option<crate::Cached>,
     /// Column kernels: the body run a block of columns at a time
-    /// ([`crate::interchange_columns`]).
+    /// ([`crate::interchange_columns`]); row kernels: inner loops that
+    /// read down columns run a block of iterations at a time
+    /// ([`crate::interchange_row_loops`]).
     pub interchanged: Option<crate::Interchanged>,
 }
 
@@ -244,6 +246,7 @@ impl Plan {
                         .collect::<Vec<_>>()),
                     "interchanged": k.interchanged.as_ref().map(|c| json!({
                         "block": crate::COLUMN_BLOCK,
+                        "loops": c.loops,
                         "scratch": c.scratch.iter().map(|r| r.name.clone()).collect::<Vec<_>>(),
                     })),
                 })
@@ -318,12 +321,22 @@ impl fmt::Display for Plan {
             }
             if let Some(c) = &k.interchanged {
                 let rows: Vec<&str> = c.scratch.iter().map(|r| r.name.as_str()).collect();
-                writeln!(
-                    f,
-                    "     blocks: each statement over {} columns at a time (scratch rows {})",
-                    crate::COLUMN_BLOCK,
-                    rows.join(", ")
-                )?;
+                if c.loops.is_empty() {
+                    writeln!(
+                        f,
+                        "     blocks: each statement over {} columns at a time (scratch rows {})",
+                        crate::COLUMN_BLOCK,
+                        rows.join(", ")
+                    )?;
+                } else {
+                    writeln!(
+                        f,
+                        "     blocks: {}: each statement over {} iterations at a time (scratch rows {})",
+                        c.loops.join(" and "),
+                        crate::COLUMN_BLOCK,
+                        rows.join(", ")
+                    )?;
+                }
             }
         }
         if self.fallbacks.is_empty() {
