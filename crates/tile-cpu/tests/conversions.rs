@@ -3,7 +3,8 @@
 //! the `i32` range (conversions saturate), signed zeros and the extremes
 //! of `i32`. Each output is checked against the interpreter and against
 //! the rule written out here in Rust, over a length that leaves a scalar
-//! tail after the vector lanes.
+//! tail after the vector lanes, in a program of `f32` lanes and one of
+//! `f64` lanes.
 
 mod common;
 
@@ -67,7 +68,17 @@ fn conversions_and_comparisons_at_the_edges_match_the_interpreter() {
         -123456.75,
     ];
     let ints: &[i32] = &[i32::MIN, -1, 0, 2, 3, 4, i32::MAX, 3, 3, -3];
-    let program = tile_ir::parse_program(TEXT).expect("the test program parses");
+    // The first float parameter sets the program's lane count: f32 lanes
+    // (`x` first) or f64 lanes (`w` first).
+    let f64_first = TEXT.replace("x: in f32[N], w: in f64[N]", "w: in f64[N], x: in f32[N]");
+    assert_ne!(f64_first, TEXT);
+    for text in [TEXT, f64_first.as_str()] {
+        let program = tile_ir::parse_program(text).expect("the test program parses");
+        check(&program, floats, ints);
+    }
+}
+
+fn check(program: &tile_ir::Program, floats: &[f64], ints: &[i32]) {
     for n in [1usize, 7, 16, 67, 200] {
         let x: Vec<f32> = (0..n).map(|i| floats[i % floats.len()] as f32).collect();
         let w: Vec<f64> = (0..n).map(|i| floats[(i * 7) % floats.len()]).collect();
@@ -89,9 +100,9 @@ fn conversions_and_comparisons_at_the_edges_match_the_interpreter() {
             args.insert(out.into(), Array::zeros(DType::I32, &[n]));
         }
         let mut want = args.clone();
-        interp::interpret(&program, &mut want, &BTreeMap::new()).unwrap();
+        interp::interpret(program, &mut want, &BTreeMap::new()).unwrap();
         for fusion in [true, false] {
-            let (_, module) = common::build(&program, fusion);
+            let (_, module) = common::build(program, fusion);
             let mut got = args.clone();
             module.run(&mut got, &BTreeMap::new()).unwrap();
             for i in 0..n {

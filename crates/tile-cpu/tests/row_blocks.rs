@@ -108,3 +108,29 @@ fn random_blocked_loops_match_the_interpreter() {
         })
         .unwrap();
 }
+
+/// A loop whose bound reads a buffer the loop writes keeps the plain loop
+/// (the bound is read once, as the interpreter reads it), and runs as the
+/// interpreter does.
+#[test]
+fn a_bound_read_from_memory_keeps_the_plain_loop() {
+    let text = "program p(a: in f32[M, K], b: in f32[K, N], c: inout i32[M, N]) {
+  for i in 0..M {
+    for j in 0..c[i, 0] {
+      c[i, j] = i32(sum(k in 0..K: a[i, k] * b[k, j]))
+    }
+  }
+}";
+    let program = tile_ir::parse_program(text).unwrap();
+    let (plan, module) = common::build(&program, true);
+    assert!(
+        plan.kernels.iter().all(|k| k.interchanged.is_none()),
+        "{plan}"
+    );
+    for (n, k) in [(1, 1), (5, 3), (2049, 2)] {
+        let sizes = Sizes::from([("M".into(), 3), ("N".into(), n), ("K".into(), k)]);
+        if let Err(m) = common::compare(&program, &module, &sizes, "bound from memory") {
+            panic!("{m}");
+        }
+    }
+}

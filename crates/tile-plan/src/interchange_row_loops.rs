@@ -29,9 +29,9 @@
 //! reduction still runs over its range in order, accumulating in the same
 //! type as the lane walk (`f64` for sums of `f32`).
 //!
-//! A loop is rewritten when it is one variable, its bounds and every name
-//! its body reads apart from its own are size symbols or the row
-//! variable, some reduction in it reads a load whose last index follows
+//! A loop is rewritten when it is one variable, its bounds read no buffer
+//! (they are computed again for each block) and, like every name its body
+//! reads apart from its own, name only size symbols and the row variable, some reduction in it reads a load whose last index follows
 //! the loop's variable and not the reduction's, and
 //! `interchange_columns`'s body rewrite covers it. Kernels whose body
 //! `cache_reduced_values` rewrote keep their body. The CPU back end runs
@@ -98,11 +98,17 @@ fn interchange_loop(
         return None;
     };
     let symbols = program.size_symbols();
+    // Bounds are read once by the plain loop and once per block here: they
+    // must not read memory the loop may write (`0..c[i, 0]`).
     let known = |e: &Expr| {
         let mut free = Vec::new();
         e.free_vars(&mut free);
-        free.iter()
-            .all(|f| symbols.contains(f) || fixed.contains(f))
+        let mut loads = false;
+        e.walk(&mut |x| loads |= matches!(x, Expr::Load { .. }));
+        !loads
+            && free
+                .iter()
+                .all(|f| symbols.contains(f) || fixed.contains(f))
     };
     if !known(&lv.lo) || !known(&lv.hi) || !lanes_independent(&lv.name, body) {
         return None;
