@@ -103,13 +103,7 @@ fn column_stmt(p: &mut Printer, s: &Stmt, ctx: &mut ColCtx) {
         } => {
             let mut v = value.clone();
             lower_reductions(p, &mut v, ctx);
-            let store = vec![Stmt::Store {
-                buf: buf.clone(),
-                idx: idx.clone(),
-                value: v,
-                span: *span,
-                id: tile_ir::NodeId::fresh(),
-            }];
+            let store = vec![Stmt::store(buf.clone(), idx.clone(), v, *span)];
             p.open("if (threadIdx.y == 0 && live)");
             p.stmts(&store);
             p.close();

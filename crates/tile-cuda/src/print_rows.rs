@@ -213,13 +213,12 @@ fn lockstep_stmt(p: &mut Printer, s: &Stmt, ctx: &mut RowCtx) {
                 names.push(name);
             }
             let (at, value) = names.split_at(idx.len());
-            let store = vec![Stmt::Store {
-                buf: buf.clone(),
-                idx: at.iter().map(|n| Expr::var(n)).collect(),
-                value: Expr::var(&value[0]),
-                span: *span,
-                id: tile_ir::NodeId::fresh(),
-            }];
+            let store = vec![Stmt::store(
+                buf.clone(),
+                at.iter().map(|n| Expr::var(n)).collect(),
+                Expr::var(&value[0]),
+                *span,
+            )];
             p.line("__syncthreads();");
             p.stmts(&store);
             p.line("__syncthreads();");
@@ -479,13 +478,7 @@ fn row_stmt(p: &mut Printer, s: &Stmt, ctx: &mut RowCtx) {
             // then thread 0 stores the row's result.
             let mut v = value.clone();
             lower_reductions(p, &mut v, ctx);
-            let store = vec![Stmt::Store {
-                buf: buf.clone(),
-                idx: idx.clone(),
-                value: v,
-                span: *span,
-                id: tile_ir::NodeId::fresh(),
-            }];
+            let store = vec![Stmt::store(buf.clone(), idx.clone(), v, *span)];
             p.open("if (threadIdx.x == 0)");
             p.stmts(&store);
             p.close();

@@ -129,13 +129,7 @@ impl FullParts {
             chunk: Box::new(chunk),
             body: Box::new(body64),
             flat,
-            finish: vec![Stmt::Store {
-                buf: buf.clone(),
-                idx: idx.clone(),
-                value: v,
-                span: *span,
-                id: tile_ir::NodeId::fresh(),
-            }],
+            finish: vec![Stmt::store(buf.clone(), idx.clone(), v, *span)],
         })
     }
 }

@@ -45,13 +45,12 @@ impl BlockBuilder {
 
     /// `buf[idx...] = value`.
     pub fn store(&mut self, buf: &ParamRef, idx: &[Expr], value: Expr) {
-        self.stmts.push(Stmt::Store {
-            buf: buf.name.clone(),
-            idx: idx.to_vec(),
+        self.stmts.push(Stmt::store(
+            buf.name.clone(),
+            idx.to_vec(),
             value,
-            span: Span::default(),
-            id: crate::NodeId::fresh(),
-        });
+            Span::default(),
+        ));
     }
 
     /// `for v0 in 0..E0, v1 in 0..E1 { ... }` where each pair is

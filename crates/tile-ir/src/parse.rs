@@ -308,13 +308,7 @@ impl<'a> Parser<'a> {
             Tok::Assign if self.scalars.contains(&name) => {
                 self.bump();
                 let value = self.expr()?;
-                Ok(Stmt::Store {
-                    buf: name,
-                    idx: Vec::new(),
-                    value,
-                    span,
-                    id: crate::NodeId::fresh(),
-                })
+                Ok(Stmt::store(name, Vec::new(), value, span))
             }
             Tok::Assign => {
                 self.bump();
@@ -326,13 +320,7 @@ impl<'a> Parser<'a> {
                 let idx = self.list(&Tok::RBracket, "]")?;
                 self.expect(&Tok::Assign, "=")?;
                 let value = self.expr()?;
-                Ok(Stmt::Store {
-                    buf: name,
-                    idx,
-                    value,
-                    span,
-                    id: crate::NodeId::fresh(),
-                })
+                Ok(Stmt::store(name, idx, value, span))
             }
             _ => Err(self.expected("`=` or `[`")),
         }
@@ -534,18 +522,10 @@ impl<'a> Parser<'a> {
                     Tok::LBracket => {
                         self.bump();
                         let idx = self.list(&Tok::RBracket, "]")?;
-                        Ok(Expr::Load {
-                            buf: name,
-                            idx,
-                            id: crate::NodeId::fresh(),
-                        })
+                        Ok(Expr::load(&name, idx))
                     }
                     Tok::LParen => self.call(&t),
-                    _ if self.scalars.contains(&name) => Ok(Expr::Load {
-                        buf: name,
-                        idx: Vec::new(),
-                        id: crate::NodeId::fresh(),
-                    }),
+                    _ if self.scalars.contains(&name) => Ok(Expr::load(&name, Vec::new())),
                     _ => Ok(Expr::Var(name)),
                 }
             }

@@ -96,6 +96,17 @@ pub enum Stmt {
 }
 
 impl Stmt {
+    /// `buf[idx...] = value`, a new node (a fresh [`NodeId`]).
+    pub fn store(buf: impl Into<String>, idx: Vec<Expr>, value: Expr, span: Span) -> Stmt {
+        Stmt::Store {
+            buf: buf.into(),
+            idx,
+            value,
+            span,
+            id: NodeId::fresh(),
+        }
+    }
+
     /// The statement's location.
     pub fn span(&self) -> Span {
         match self {

@@ -321,13 +321,8 @@ fn expr() -> impl Strategy<Value = Expr> {
             })
         };
         prop_oneof![
-            (name(), prop::collection::vec(inner.clone(), 1..=3)).prop_map(|(buf, idx)| {
-                Expr::Load {
-                    buf,
-                    idx,
-                    id: tile_ir::NodeId::fresh(),
-                }
-            }),
+            (name(), prop::collection::vec(inner.clone(), 1..=3))
+                .prop_map(|(buf, idx)| Expr::load(&buf, idx)),
             (
                 prop::sample::select(vec![UnOp::Neg, UnOp::Not]),
                 inner.clone()

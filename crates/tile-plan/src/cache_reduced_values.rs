@@ -179,13 +179,12 @@ pub fn cache_row(
                     lo: (**lo).clone(),
                     hi: (**hi).clone(),
                 }],
-                body: vec![Stmt::Store {
-                    buf: name.clone(),
-                    idx: vec![Expr::var(var)],
-                    value: (**body).clone(),
+                body: vec![Stmt::store(
+                    name.clone(),
+                    vec![Expr::var(var)],
+                    (**body).clone(),
                     span,
-                    id: tile_ir::NodeId::fresh(),
-                }],
+                )],
                 span,
             });
             scratch.push(ScratchRow {

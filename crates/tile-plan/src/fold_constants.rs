@@ -43,13 +43,13 @@ fn fold_block(stmts: Vec<Stmt>) -> Vec<Stmt> {
                 idx,
                 value,
                 span,
-                ..
+                id,
             } => out.push(Stmt::Store {
                 buf,
                 idx: idx.into_iter().map(fold_expr).collect(),
                 value: fold_expr(value),
                 span,
-                id: tile_ir::NodeId::fresh(),
+                id,
             }),
             Stmt::For { vars, body, span } => {
                 let vars = vars
@@ -179,10 +179,10 @@ pub fn fold_expr(e: Expr) -> Expr {
             let args: Vec<Expr> = args.into_iter().map(fold_expr).collect();
             fold_call(f, args)
         }
-        Expr::Load { buf, idx, .. } => Expr::Load {
+        Expr::Load { buf, idx, id } => Expr::Load {
             buf,
             idx: idx.into_iter().map(fold_expr).collect(),
-            id: tile_ir::NodeId::fresh(),
+            id,
         },
         Expr::Reduce {
             op,

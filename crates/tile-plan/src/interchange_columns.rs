@@ -200,13 +200,7 @@ pub(crate) fn interchange_body(
                 _ => Expr::Float(f64::NAN),
             };
             steps.push(over_block(
-                vec![Stmt::Store {
-                    buf: acc.clone(),
-                    idx: vec![slot()],
-                    value: init,
-                    span,
-                    id: tile_ir::NodeId::fresh(),
-                }],
+                vec![Stmt::store(acc.clone(), vec![slot()], init, span)],
                 span,
             ));
             let body = read_held((**body).clone(), &held, &slot());
@@ -233,13 +227,7 @@ pub(crate) fn interchange_body(
                         hi: block.end.clone(),
                     },
                 ],
-                body: vec![Stmt::Store {
-                    buf: acc.clone(),
-                    idx: vec![slot()],
-                    value: next,
-                    span,
-                    id: tile_ir::NodeId::fresh(),
-                }],
+                body: vec![Stmt::store(acc.clone(), vec![slot()], next, span)],
                 span,
             });
             let read = if acc_t == t {
@@ -279,13 +267,7 @@ pub(crate) fn interchange_body(
                 }
                 let buf = row("cval", t, scratch);
                 out.push(over_block(
-                    vec![Stmt::Store {
-                        buf: buf.clone(),
-                        idx: vec![slot()],
-                        value,
-                        span,
-                        id: tile_ir::NodeId::fresh(),
-                    }],
+                    vec![Stmt::store(buf.clone(), vec![slot()], value, span)],
                     span,
                 ));
                 types.insert(name.clone(), t);
@@ -297,13 +279,7 @@ pub(crate) fn interchange_body(
                     .map(|e| read_held(e.clone(), &held, &slot()))
                     .collect();
                 out.push(over_block(
-                    vec![Stmt::Store {
-                        buf: buf.clone(),
-                        idx,
-                        value,
-                        span,
-                        id: tile_ir::NodeId::fresh(),
-                    }],
+                    vec![Stmt::store(buf.clone(), idx, value, span)],
                     span,
                 ));
             }
