@@ -48,7 +48,7 @@ pub const FLAGS: &[&str] = &[
 /// (`__AVX512F__`). The prelude's vectors are then 64 bytes, and a compiler
 /// tuned to prefer 32-byte vectors (GCC for many Intel models) lowers some
 /// of their operations through the stack: on a Xeon with AVX-512, the
-/// counting reductions of rank and Top-K ran 5x-9x slower, and softmax's
+/// counting reductions of rank and Top-K ran 4.5x-9x slower, and softmax's
 /// cross-entropy 4x, than with this flag (seed pairs unchanged or faster).
 pub const AVX512_FLAGS: &[&str] = &["-mprefer-vector-width=512"];
 

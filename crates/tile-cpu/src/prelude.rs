@@ -422,56 +422,46 @@ static inline tile_vi64 tile_irem_vi64(tile_vi64 a, tile_vi64 b, int32_t *err, i
         &["tile_sel_vi64"],
         "static inline tile_vi64 tile_abs_vi64(tile_vi64 x) { return tile_sel_vi64((tile_vm8)(x < 0), -x, x); }",
     ));
-    // Integer min and max on native-width pieces (two for f32 programs,
-    // whose 64-bit vectors are twice the native width; one for f64): GCC
-    // turns a select on a compare into a min, and lowers a min of a
-    // double-width vector lane by lane through the stack (argmax's index
-    // reduction ran seven times slower than its float max). On native
-    // pieces it stays a vector compare and blend.
-    for (name, op) in [("tile_min_vi64", "<"), ("tile_max_vi64", ">")] {
+    // Integer min, max and comparisons on native-width pieces (two for f32
+    // programs, whose 64-bit vectors are twice the native width; one for
+    // f64): GCC lowers a min or a compare of a double-width vector lane by
+    // lane through the stack (argmax's index reduction ran seven times
+    // slower than its float max, a histogram's bin test at a fifth of the
+    // speed of its pieces). On native pieces each stays a vector compare
+    // (and blend). Each entry: name, result type, a piece's value from `x`
+    // and `y`.
+    let pieces = [
+        (
+            "tile_min_vi64",
+            "tile_vi64",
+            "y[h] ^ ((x[h] ^ y[h]) & (half)(x[h] < y[h]))",
+        ),
+        (
+            "tile_max_vi64",
+            "tile_vi64",
+            "y[h] ^ ((x[h] ^ y[h]) & (half)(x[h] > y[h]))",
+        ),
+        ("tile_lt_vi64", "tile_vm8", "(half)(x[h] < y[h])"),
+        ("tile_le_vi64", "tile_vm8", "(half)(x[h] <= y[h])"),
+        ("tile_gt_vi64", "tile_vm8", "(half)(x[h] > y[h])"),
+        ("tile_ge_vi64", "tile_vm8", "(half)(x[h] >= y[h])"),
+        ("tile_eq_vi64", "tile_vm8", "(half)(x[h] == y[h])"),
+        ("tile_ne_vi64", "tile_vm8", "(half)(x[h] != y[h])"),
+    ];
+    for (name, ret, piece) in pieces {
         v.push(helper(
             name,
             &[],
             &format!(
                 r#"
-static inline tile_vi64 {name}(tile_vi64 a, tile_vi64 b) {{
+static inline {ret} {name}(tile_vi64 a, tile_vi64 b) {{
   typedef int64_t half __attribute__((vector_size(TILE_VBYTES)));
   enum {{ n = sizeof(tile_vi64) / sizeof(half) }};
   half x[n], y[n];
   __builtin_memcpy(x, &a, sizeof a);
   __builtin_memcpy(y, &b, sizeof b);
-  for (int h = 0; h < n; h++) x[h] = y[h] ^ ((x[h] ^ y[h]) & (half)(x[h] {op} y[h]));
-  tile_vi64 r;
-  __builtin_memcpy(&r, x, sizeof r);
-  return r;
-}}"#
-            ),
-        ));
-    }
-    // Integer comparisons on native-width pieces, for the same reason: a
-    // compare of a double-width vector is lowered lane by lane (a
-    // histogram's bin test ran at a fifth of the speed of its pieces).
-    for (name, op) in [
-        ("lt", "<"),
-        ("le", "<="),
-        ("gt", ">"),
-        ("ge", ">="),
-        ("eq", "=="),
-        ("ne", "!="),
-    ] {
-        v.push(helper(
-            &format!("tile_{name}_vi64"),
-            &[],
-            &format!(
-                r#"
-static inline tile_vm8 tile_{name}_vi64(tile_vi64 a, tile_vi64 b) {{
-  typedef int64_t half __attribute__((vector_size(TILE_VBYTES)));
-  enum {{ n = sizeof(tile_vi64) / sizeof(half) }};
-  half x[n], y[n];
-  __builtin_memcpy(x, &a, sizeof a);
-  __builtin_memcpy(y, &b, sizeof b);
-  for (int h = 0; h < n; h++) x[h] = (half)(x[h] {op} y[h]);
-  tile_vm8 r;
+  for (int h = 0; h < n; h++) x[h] = {piece};
+  {ret} r;
   __builtin_memcpy(&r, x, sizeof r);
   return r;
 }}"#
