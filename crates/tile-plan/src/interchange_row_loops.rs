@@ -56,21 +56,15 @@ pub fn interchange_row_loops(program: &Program, kernels: &mut [Kernel]) {
         let body: Vec<Stmt> = k
             .body
             .iter()
-            .map(|s| {
-                let n = loops.len();
-                match interchange_loop(program, s, &fixed, n, &mut scratch) {
-                    Some(blocked) => {
-                        if let Stmt::For { vars, span, .. } = s {
-                            loops.push(format!(
-                                "the loop over `{}` at line {}",
-                                vars[0].name, span.line
-                            ));
-                        }
+            .map(
+                |s| match interchange_loop(program, s, &fixed, loops.len(), &mut scratch) {
+                    Some((blocked, named)) => {
+                        loops.push(named);
                         blocked
                     }
                     None => s.clone(),
-                }
-            })
+                },
+            )
             .collect();
         if !loops.is_empty() {
             k.interchanged = Some(Interchanged {
@@ -83,14 +77,15 @@ pub fn interchange_row_loops(program: &Program, kernels: &mut [Kernel]) {
 }
 
 /// The block loop replacing `s`, the `n`th loop rewritten in its kernel,
-/// when `s` is a loop the rewrite covers.
+/// and the loop as `tile plan` names it, when `s` is a loop the rewrite
+/// covers.
 fn interchange_loop(
     program: &Program,
     s: &Stmt,
     fixed: &[String],
     n: usize,
     scratch: &mut Vec<crate::ScratchRow>,
-) -> Option<Stmt> {
+) -> Option<(Stmt, String)> {
     let Stmt::For { vars, body, span } = s else {
         return None;
     };
@@ -149,7 +144,7 @@ fn interchange_loop(
         ),
         Expr::Int(COLUMN_BLOCK),
     ));
-    Some(Stmt::For {
+    let blocked = Stmt::For {
         vars: vec![LoopVar {
             name: blk,
             lo: Expr::Int(0),
@@ -157,7 +152,9 @@ fn interchange_loop(
         }],
         body: blocked,
         span: *span,
-    })
+    };
+    let named = format!("the loop over `{}` at line {}", lv.name, span.line);
+    Some((blocked, named))
 }
 
 /// Whether every name `body` reads is a size symbol, a `fixed` name, the
