@@ -79,6 +79,9 @@ pub(crate) struct Unroll {
     /// Quads per thread loaded per step in row loops that read device
     /// memory as 16-byte vectors ([`crate::quad_loops::RowLoop::unroll`]).
     pub rows: u32,
+    /// Quads per thread a streaming row kernel holds in registers between
+    /// loops that read the same row ([`crate::quad_loops::Held`]; 0: none).
+    pub held: u32,
 }
 
 impl Unroll {
@@ -86,6 +89,7 @@ impl Unroll {
     pub(crate) const DEFAULT: Unroll = Unroll {
         quads: 1,
         rows: crate::launch::DEFAULT_ROW_UNROLL,
+        held: crate::launch::DEFAULT_ROW_HOLD,
     };
 }
 
@@ -94,6 +98,7 @@ pub(crate) fn emit(plan: &Plan, unroll: Unroll) -> Result<Emitted, CudaError> {
     let unroll = Unroll {
         quads: unroll.quads.max(1),
         rows: unroll.rows.max(1),
+        held: unroll.held,
     };
     let program = &plan.program;
     let mut source = format!(
@@ -249,12 +254,10 @@ fn kernel(
         format!("a.A[{i}]")
     });
     match k.mapping {
-        Mapping::ElementGrid | Mapping::Split if v4 => {
-            element_grid_v4(&mut p, program, k, unroll.quads)
-        }
+        Mapping::ElementGrid | Mapping::Split if v4 => element_grid_v4(&mut p, k, unroll.quads),
         Mapping::ElementGrid | Mapping::Split => element_grid(&mut p, k),
         Mapping::RowReduction => {
-            crate::print_rows::row_reduction(&mut p, k, rows.as_ref(), &extended, unroll.rows)
+            crate::print_rows::row_reduction(&mut p, k, rows.as_ref(), &extended, unroll)
         }
         Mapping::ColumnReduction => crate::print_columns::column_reduction(&mut p, k),
         Mapping::FullReduction => match &full {
@@ -508,84 +511,8 @@ fn vec4_plan(program: &Program, k: &Kernel) -> Option<Vec4Plan> {
     Some(Vec4Plan { conditions, sites })
 }
 
-/// C code of an index expression, affine in loop variables and the size
-/// symbols `symbols` (`contiguous` admits no other).
-fn index_code(e: &Expr, symbols: &[String]) -> String {
-    match Affine::of(e) {
-        Some(a) => {
-            let mut parts: Vec<String> = a
-                .terms
-                .iter()
-                .map(|(n, c)| {
-                    if *c == 1 {
-                        c_name(n, symbols)
-                    } else {
-                        format!("{c}LL * {}", c_name(n, symbols))
-                    }
-                })
-                .collect();
-            if a.constant != 0 || parts.is_empty() {
-                parts.push(format!("{}LL", a.constant));
-            }
-            format!("({})", parts.join(" + "))
-        }
-        None => "0".into(),
-    }
-}
-
-fn c_name(n: &str, symbols: &[String]) -> String {
-    if symbols.iter().any(|x| x == n) {
-        Printer::size_name(n)
-    } else {
-        Printer::var_name(n)
-    }
-}
-
-fn flat_offset(p: &Printer, program: &Program, buf: &str, idx: &[Expr]) -> String {
-    if program.param(buf).is_none() || idx.is_empty() {
-        return "0".into();
-    }
-    let symbols = program.size_symbols();
-    let mut off = String::new();
-    for (d, e) in idx.iter().enumerate() {
-        let lo = p.box_lo(buf, d);
-        let code = index_code(e, &symbols);
-        let term = if lo == "0" {
-            code
-        } else {
-            format!("({code} - {lo})")
-        };
-        off = if d == 0 {
-            term
-        } else {
-            format!("({off}) * {} + {term}", Printer::box_n(buf, d))
-        };
-    }
-    off
-}
-
-fn in_box4(p: &Printer, program: &Program, buf: &str, idx: &[Expr]) -> String {
-    let symbols = program.size_symbols();
-    let last = idx.len() - 1;
-    let parts: Vec<String> = idx
-        .iter()
-        .enumerate()
-        .map(|(d, e)| {
-            let lo = p.box_lo(buf, d);
-            let n = Printer::box_n(buf, d);
-            let q = index_code(e, &symbols);
-            if d == last {
-                format!("{q} >= {lo} && {q} + 3 < {lo} + {n}")
-            } else {
-                format!("{q} >= {lo} && {q} < {lo} + {n}")
-            }
-        })
-        .collect();
-    parts.join(" && ")
-}
-
 /// The `_v4` entry point's loops; `unroll` column quads per thread.
-fn element_grid_v4(p: &mut Printer, program: &Program, k: &Kernel, unroll: u32) {
+fn element_grid_v4(p: &mut Printer, k: &Kernel, unroll: u32) {
     domain_prologue(p, k);
     let last = k.domain.len() - 1;
     let jname = k.domain[last].name.clone();
@@ -595,13 +522,13 @@ fn element_grid_v4(p: &mut Printer, program: &Program, k: &Kernel, unroll: u32) 
         &format!("(dn{last} / 4)"),
         unroll,
         Some(ragged_tail),
-        |p, c| v4_body(p, program, k, &jname, c, unroll),
+        |p, c| v4_body(p, k, &jname, c, unroll),
     );
 }
 
 /// One work item of the `_v4` entry point: 16-byte loads of every
 /// contiguous access, four lanes of scalar code over them, 16-byte stores.
-fn v4_body(p: &mut Printer, program: &Program, k: &Kernel, jname: &str, c: &str, unroll: u32) {
+fn v4_body(p: &mut Printer, k: &Kernel, jname: &str, c: &str, unroll: u32) {
     let last = k.domain.len() - 1;
     let jv = Printer::var_name(jname);
     // With `unroll` > 1 each thread first loads the vectors of `unroll`
@@ -622,16 +549,15 @@ fn v4_body(p: &mut Printer, program: &Program, k: &Kernel, jname: &str, c: &str,
     }
     for (n, (buf, index)) in loads.iter().enumerate() {
         site += 1;
+        let in_box = p.span_in_box(jname, &jv, buf, index, "4");
         p.line(format!(
-            "if (!({})) {{ atomicExch(err, {}); return; }}",
-            in_box4(p, program, buf, index),
+            "if (!({in_box})) {{ atomicExch(err, {}); return; }}",
             p.site_base() as i32 + V4_SITE_BASE + site
         ));
         let decl = if unroll == 1 { "const float4 " } else { "" };
+        let at = p.address(jname, &jv, buf, index);
         p.line(format!(
-            "{decl}vld{n}{idx} = *reinterpret_cast<const float4 *>({} + {});",
-            Printer::ptr_name(buf),
-            flat_offset(p, program, buf, index)
+            "{decl}vld{n}{idx} = *reinterpret_cast<const float4 *>{at};"
         ));
     }
     if unroll > 1 {
@@ -642,15 +568,14 @@ fn v4_body(p: &mut Printer, program: &Program, k: &Kernel, jname: &str, c: &str,
     let stores = lanes(p, k, jname, &loads, idx);
     for (buf, index, vals) in &stores {
         site += 1;
+        let in_box = p.span_in_box(jname, &jv, buf, index, "4");
         p.line(format!(
-            "if (!({})) {{ atomicExch(err, {}); return; }}",
-            in_box4(p, program, buf, index),
+            "if (!({in_box})) {{ atomicExch(err, {}); return; }}",
             p.site_base() as i32 + V4_SITE_BASE + site
         ));
+        let at = p.address(jname, &jv, buf, index);
         p.line(format!(
-            "*reinterpret_cast<float4 *>({} + {}) = make_float4({});",
-            Printer::ptr_name(buf),
-            flat_offset(p, program, buf, index),
+            "*reinterpret_cast<float4 *>{at} = make_float4({});",
             vals.join(", ")
         ));
     }

@@ -37,6 +37,10 @@ pub struct CudaOptions {
     /// device memory as 16-byte vectors (`TILE_CUDA_ROW_UNROLL`, default
     /// [`DEFAULT_ROW_UNROLL`]; 1 to 8).
     pub row_unroll: u32,
+    /// Quads per thread a streaming row kernel holds in registers between
+    /// loops that read the same row (`TILE_CUDA_HOLD`, default
+    /// [`DEFAULT_ROW_HOLD`]; 0 to 16, 0: none).
+    pub row_hold: u32,
     /// Threads per column of column kernels whose columns the block shares
     /// (`TILE_CUDA_COL_SLICES`); `None` picks per launch: one per 8
     /// elements of a column, a power of two from 1 to 32. Launches round it
@@ -69,6 +73,9 @@ pub enum RowStaging {
 /// sums print one, see print_full.rs).
 pub const DEFAULT_ROW_UNROLL: u32 = 2;
 
+/// Quads per thread held in registers between a row's loops.
+pub const DEFAULT_ROW_HOLD: u32 = 8;
+
 /// Rows longer than this (elements) are staged under [`RowStaging::Auto`].
 pub const STAGE_ROWS_LONGER_THAN: u64 = 8192;
 
@@ -93,6 +100,11 @@ impl Default for CudaOptions {
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(DEFAULT_ROW_UNROLL)
                 .clamp(1, 8),
+            row_hold: std::env::var("TILE_CUDA_HOLD")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(DEFAULT_ROW_HOLD)
+                .min(16),
             row_block: std::env::var("TILE_CUDA_ROW_BLOCK")
                 .ok()
                 .and_then(|v| v.parse::<u32>().ok())
@@ -111,6 +123,7 @@ impl CudaOptions {
         emit::Unroll {
             quads: self.unroll,
             rows: self.row_unroll,
+            held: self.row_hold,
         }
     }
 }

@@ -31,7 +31,8 @@ pub mod runtime;
 mod stage_rows;
 
 pub use launch::{
-    compile, Bound, CudaModule, CudaOptions, RowStaging, DEFAULT_ROW_UNROLL, STAGE_ROWS_LONGER_THAN,
+    compile, Bound, CudaModule, CudaOptions, RowStaging, DEFAULT_ROW_HOLD, DEFAULT_ROW_UNROLL,
+    STAGE_ROWS_LONGER_THAN,
 };
 pub use prelude::PRELUDE;
 pub use print_rows::{LOCKSTEP_ROW, SERIAL_ROW};

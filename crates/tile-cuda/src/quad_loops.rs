@@ -38,6 +38,40 @@ pub(crate) struct RowLoop<'a> {
     /// device memory as 16-byte vectors (more bytes in flight per thread;
     /// the elements still combine in the same order).
     pub unroll: u32,
+    /// Rows the kernel holds in registers between its loops (empty in
+    /// staged kernels).
+    pub held: &'a [Held],
+}
+
+/// A row of an input that several of a streaming row kernel's loops read
+/// (`x[i, j]` over exactly the row's range, `x` not written by the
+/// kernel): the first loop that reads it as 16-byte vectors keeps each
+/// thread's first `quads` quads of it in the register array `name`, and
+/// later loops over the same range read them there instead of reading
+/// device memory again. A thread's quads are the same in every loop over
+/// the range (`4 t`, then `blockDim.x * 4` apart), and whether a quad is
+/// whole depends only on the range's length, so a later loop finds
+/// exactly the quads it would load, with the values a load would return.
+pub(crate) struct Held {
+    pub buf: String,
+    /// The row variable.
+    pub row: String,
+    pub lo: Expr,
+    pub hi: Expr,
+    pub name: String,
+    pub quads: u32,
+    /// Whether a loop printed so far filled the array.
+    pub filled: std::cell::Cell<bool>,
+}
+
+impl Held {
+    /// Whether the load `buf[idx]` of a loop over `rl` reads this row.
+    fn reads(&self, rl: &RowLoop, buf: &str, idx: &[Expr]) -> bool {
+        self.buf == buf
+            && &self.lo == rl.lo
+            && &self.hi == rl.hi
+            && matches!(idx, [Expr::Var(r), Expr::Var(c)] if *r == self.row && c == rl.var)
+    }
 }
 
 /// What runs for each element of the loop.
@@ -221,20 +255,6 @@ pub(crate) fn fusable(p: &Printer, rl: &RowLoop, body: &[Stmt]) -> bool {
         && vector(p, rl, &Each::Stmts { body, acc: None }).is_some()
 }
 
-/// C code of the address of `buf[idx]` with the loop variable bound to
-/// the C code `at`.
-fn address(p: &mut Printer, var: &str, at: &str, buf: &str, idx: &[Expr]) -> String {
-    let depth = p.scope_len();
-    p.bind_loop(var, at);
-    let dims: Vec<String> = idx.iter().map(|e| p.lower_as(e, VTy::Int).0).collect();
-    p.truncate_scope(depth);
-    format!(
-        "({} + {})",
-        Printer::ptr_name(buf),
-        p.flat_offset(buf, &dims)
-    )
-}
-
 const FIELDS: [&str; 4] = ["x", "y", "z", "w"];
 
 /// Prints the loop of `rl` running `each` for every element.
@@ -243,6 +263,19 @@ pub(crate) fn print_loop(p: &mut Printer, rl: &RowLoop, each: &Each) {
     let ty = if rl.short { "int" } else { "long long" };
     let n = p.tmp("len");
     let q4 = p.tmp("quad");
+    // The arrays of held rows this loop fills, in the row's scope.
+    let vec_loads = vec.as_ref().map_or(&[][..], |v| v.loads.as_slice());
+    if !rl.short {
+        for (b, i) in vec_loads {
+            if let Some(h) = rl
+                .held
+                .iter()
+                .find(|h| h.reads(rl, b, i) && !h.filled.get())
+            {
+                p.line(format!("float4 {}[{}];", h.name, h.quads));
+            }
+        }
+    }
     p.open("");
     p.line(format!("const {ty} {n} = ({ty})({} - {});", rl.bh, rl.bl));
     // One alignment test per loop for the vector accesses.
@@ -273,12 +306,22 @@ pub(crate) fn print_loop(p: &mut Printer, rl: &RowLoop, each: &Each) {
         let conds: Vec<String> = accesses
             .iter()
             .map(|(b, i)| {
-                let a = address(p, rl.var, rl.bl, b, i);
+                let a = p.address(rl.var, rl.bl, b, i);
                 format!("(reinterpret_cast<unsigned long long>{a} & 15ULL) == 0")
             })
             .collect();
         p.line(format!("const bool {va} = {};", conds.join(" && ")));
     }
+    // The vector loads read from (or kept in) held rows: (load, row).
+    let holds: Vec<(usize, &Held)> = match vec.as_ref() {
+        Some(v) if !rl.short => v
+            .loads
+            .iter()
+            .enumerate()
+            .filter_map(|(k, (b, i))| rl.held.iter().find(|h| h.reads(rl, b, i)).map(|h| (k, h)))
+            .collect(),
+        _ => Vec::new(),
+    };
     let staged: Vec<usize> = rl
         .staged
         .iter()
@@ -298,6 +341,7 @@ pub(crate) fn print_loop(p: &mut Printer, rl: &RowLoop, each: &Each) {
         q4: &q4,
         n: &n,
         ty,
+        holds: &holds,
     };
     // Several quads per step first where device vectors are loaded, then
     // one per step for the rest; a thread's quads keep their order.
@@ -310,14 +354,19 @@ pub(crate) fn print_loop(p: &mut Printer, rl: &RowLoop, each: &Each) {
     } else {
         // The loop twice, so that neither has a test per quad.
         p.open(format!("if ({va})"));
+        quads.print_held(p, true);
         if wide > 1 {
             quads.print(p, true, wide);
         }
         quads.print(p, true, 1);
         p.close();
         p.open("else");
+        quads.print_held(p, false);
         quads.print(p, false, 1);
         p.close();
+    }
+    for (_, h) in &holds {
+        h.filled.set(true);
     }
     // The thread's partial quad at the row's end, element by element.
     let q = p.tmp("q");
@@ -335,7 +384,7 @@ pub(crate) fn print_loop(p: &mut Printer, rl: &RowLoop, each: &Each) {
     }
     if let Some(v) = &vec {
         for (k, (b, i)) in v.loads.iter().enumerate() {
-            let a = address(p, rl.var, &cv, b, i);
+            let a = p.address(rl.var, &cv, b, i);
             let g = p.tmp("gq");
             p.line(format!("const float {g} = *{a};"));
             p.bind_value(&load_name(k), &g, VTy::F32);
@@ -343,7 +392,7 @@ pub(crate) fn print_loop(p: &mut Printer, rl: &RowLoop, each: &Each) {
     }
     let vals = element(p, each, vec.as_ref());
     for ((b, i), v) in stores.iter().zip(&vals) {
-        let a = address(p, rl.var, &cv, b, i);
+        let a = p.address(rl.var, &cv, b, i);
         p.line(format!("*{a} = {v};"));
     }
     p.truncate_scope(depth);
@@ -372,9 +421,54 @@ struct Quads<'a> {
     q4: &'a str,
     n: &'a str,
     ty: &'a str,
+    holds: &'a [(usize, &'a Held)],
 }
 
 impl Quads<'_> {
+    /// The thread's first quads where the loop reads held rows: each held
+    /// load is read from its register array, or (in the loop that fills
+    /// it) loaded into it. Unrolled, so the arrays stay in registers.
+    fn print_held(&self, p: &mut Printer, aligned: bool) {
+        let (Some(v), Some((_, first))) = (self.vec, self.holds.first()) else {
+            return;
+        };
+        let Quads { rl, q4, n, ty, .. } = *self;
+        let hu = p.tmp("hu");
+        p.line("#pragma unroll");
+        p.open(format!(
+            "for (int {hu} = 0; {hu} < {}; {hu}++)",
+            first.quads
+        ));
+        p.open(format!("if ({q4} + 3 < {n})"));
+        let qb = p.tmp("qb");
+        p.line(format!("const long long {qb} = {} + {q4};", rl.bl));
+        let mut gq = Vec::new();
+        for (k, (b, i)) in v.loads.iter().enumerate() {
+            let held = self.holds.iter().find(|(h, _)| *h == k).map(|(_, h)| *h);
+            let (g, decl) = match held {
+                Some(h) if h.filled.get() => {
+                    gq.push(format!("{}[{hu}]", h.name));
+                    continue;
+                }
+                Some(h) => (format!("{}[{hu}]", h.name), ""),
+                None => (p.tmp("gq"), "const float4 "),
+            };
+            let a = p.address(rl.var, &qb, b, i);
+            if aligned {
+                p.line(format!("{decl}{g} = *reinterpret_cast<const float4 *>{a};"));
+            } else {
+                p.line(format!(
+                    "{decl}{g} = make_float4({a}[0], {a}[1], {a}[2], {a}[3]);"
+                ));
+            }
+            gq.push(g);
+        }
+        self.lanes(p, aligned, &qb, &[], &gq);
+        p.line(format!("{q4} += ({ty})blockDim.x * 4;"));
+        p.close();
+        p.close();
+    }
+
     /// Prints the loop, `width` quads of the thread (`blockDim.x * 4`
     /// elements apart) per step, all loaded before any is computed; with
     /// `aligned` the vector form's device accesses are 16-byte vectors,
@@ -412,7 +506,7 @@ impl Quads<'_> {
             let mut gq = Vec::new();
             if let Some(v) = self.vec {
                 for (b, i) in &v.loads {
-                    let a = address(p, rl.var, &qb, b, i);
+                    let a = p.address(rl.var, &qb, b, i);
                     let g = p.tmp("gq");
                     if aligned {
                         p.line(format!(
@@ -455,7 +549,7 @@ impl Quads<'_> {
             p.truncate_scope(depth);
         }
         for ((b, i), vals) in self.stores.iter().zip(&lane_vals) {
-            let a = address(p, rl.var, qb, b, i);
+            let a = p.address(rl.var, qb, b, i);
             if aligned {
                 p.line(format!(
                     "*reinterpret_cast<float4 *>{a} = make_float4({});",

@@ -9,7 +9,9 @@
 //! reduction or inner loop that ranges over exactly `x`'s last box
 //! dimension: then the program reads the whole row anyway, every staged
 //! element is in bounds, and the values are the ones a load would return.
-//! Loads of other shapes stay loads. The staged kernel computes the same
+//! Only rows at least two of the row's statements read (bindings, loops,
+//! or a store of the row's result) are staged. Loads of other shapes stay
+//! loads. The staged kernel computes the same
 //! values in the same order as the streaming one, bit for bit.
 
 use tile_emit::{Printer, VTy};
@@ -67,7 +69,9 @@ pub(crate) fn row_plan(program: &Program, k: &Kernel) -> Option<RowPlan> {
         }
         _ => (k.body.clone(), vec![]),
     };
-    let staged = staged_rows(program, &row.name, &body, &k.stores);
+    // Only rows several statements read: a row read once is read once
+    // from device memory either way.
+    let staged = reread_rows(program, &row.name, &body, &k.stores);
     (!staged.is_empty() || !scratch.is_empty()).then_some(RowPlan {
         body,
         staged,
@@ -109,6 +113,31 @@ fn staged_rows(program: &Program, row: &str, body: &[Stmt], stores: &[String]) -
     found
 }
 
+/// The rows a row kernel stages, or (streaming) may hold in registers
+/// between its loops ([`crate::quad_loops::Held`]): the stageable rows of
+/// `body` read by at least two of its statements.
+pub(crate) fn reread_rows(
+    program: &Program,
+    row: &str,
+    body: &[Stmt],
+    stores: &[String],
+) -> Vec<StagedRow> {
+    let mut rows = staged_rows(program, row, body, stores);
+    rows.retain(|r| {
+        let readers = body
+            .iter()
+            .filter(|s| {
+                let mut probe = (*s).clone();
+                let mut hits = Vec::new();
+                rewrite_stmt(&mut probe, row, std::slice::from_ref(r), &mut hits);
+                !hits.is_empty()
+            })
+            .count();
+        readers >= 2
+    });
+    rows
+}
+
 /// The name a staged load of `staged[n]` at variable `v` becomes; bound by
 /// [`bind_staged`] where `v` is bound.
 pub(crate) fn staged_name(n: usize, v: &str) -> String {
@@ -125,7 +154,12 @@ pub(crate) fn replace_staged_loads(s: &mut Stmt, row: &str, staged: &[StagedRow]
 
 fn rewrite_stmt(s: &mut Stmt, row: &str, staged: &[StagedRow], hits: &mut Vec<String>) {
     match s {
-        Stmt::Let { value, .. } => rewrite_expr(value, row, None, staged, true, hits),
+        // A binding's or a row result's top-level reductions (a store
+        // outside any loop, such as `y[i] = m + log(sum(...))`, is reduced
+        // by the block like a binding).
+        Stmt::Let { value, .. } | Stmt::Store { value, .. } => {
+            rewrite_expr(value, row, None, staged, true, hits)
+        }
         Stmt::For { vars, body, .. } if vars.len() == 1 => {
             let lv = vars[0].clone();
             let bound = Some((lv.name.as_str(), &lv.lo, &lv.hi));

@@ -151,6 +151,49 @@ fn row_programs_stage_each_row_once() {
 }
 
 #[test]
+fn per_row_results_hold_a_reread_row_in_registers() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/programs");
+    let source = |f: &str| {
+        let program =
+            tile_ir::parse_program(&std::fs::read_to_string(root.join(f)).unwrap()).unwrap();
+        tile_cuda::emit_cuda(&compile(&program, &Options::default()).unwrap()).unwrap()
+    };
+    // row_lse reads x in its max and again in its sum: the streaming
+    // kernel's max keeps each thread's first quads in `hq0` (aligned and
+    // misaligned rows alike) and the sum reads them there; the staged
+    // kernel stages the row for both passes and reads x only to copy it.
+    let src = source("reductions/row_lse.tile");
+    let (plain, rows) = src.split_once("void tile_k0_rows(").unwrap();
+    let plain = plain.split_once("void tile_k0(").unwrap().1;
+    let quads = tile_cuda::DEFAULT_ROW_HOLD;
+    assert_eq!(plain.matches(&format!("float4 hq0[{quads}];")).count(), 1);
+    let (max, sum) = plain.split_once("/* m */").unwrap();
+    assert_eq!(
+        max.matches("hq0[hu0] = *reinterpret_cast<const float4 *>(p_x")
+            .count(),
+        1
+    );
+    assert_eq!(max.matches("hq0[hu1] = make_float4(").count(), 1);
+    assert!(sum.contains("tile_exp_f32((hq0[hu2].x - val0))"));
+    assert!(sum.contains("tile_exp_f32((hq0[hu3].x - val0))"));
+    assert!(
+        !sum.contains("hq0[hu2] ="),
+        "the sum only reads the held quads"
+    );
+    assert_eq!(
+        rows.matches("p_x").count(),
+        2,
+        "staged: x read by the copy only"
+    );
+    // A row read once (row_norm) is neither held nor staged, and rows
+    // whose inner store loops stream with 256 threads (RMSNorm) are not
+    // held (slower on the H200, see print_rows.rs).
+    let norm = source("reductions/row_norm.tile");
+    assert!(!norm.contains("hq0") && !norm.contains("tile_k0_rows"));
+    assert!(!source("controls/rmsnorm.tile").contains("hq0"));
+}
+
+#[test]
 fn no_gpu_is_a_plain_error() {
     match tile_cuda::gpu() {
         Ok(g) => println!(

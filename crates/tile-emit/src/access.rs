@@ -118,8 +118,14 @@ impl Printer<'_> {
     /// In-box condition for a contiguous access (uniform dims, then the
     /// last dim over the vector's lanes).
     fn in_box_run(&self, buf: &str, dims: &[String]) -> String {
+        self.in_box_span(buf, dims, self.lanes())
+    }
+
+    /// In-box condition for `width` consecutive elements from the index
+    /// `dims` along the last dimension.
+    pub(crate) fn in_box_span(&self, buf: &str, dims: &[String], width: &str) -> String {
         let last = dims.len() - 1;
-        let l = self.lanes();
+        let l = width;
         let parts: Vec<String> = dims
             .iter()
             .enumerate()

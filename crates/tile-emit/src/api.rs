@@ -79,10 +79,35 @@ impl Printer<'_> {
         matches!(s, tile_ir::Stmt::Store { id, .. } if self.node_checked(id))
     }
 
-    /// C code of the flat element offset of the index `dims` (C code of
-    /// each index) into `buf`, row-major over its box.
-    pub fn flat_offset(&self, buf: &str, dims: &[String]) -> String {
-        self.offset(buf, dims)
+    /// C condition: the `width` elements of `buf` from `buf[idx]` along
+    /// its last dimension lie in its box, with `var` bound to the C code
+    /// `at` (a target's vector accesses, checked before they are made).
+    pub fn span_in_box(
+        &mut self,
+        var: &str,
+        at: &str,
+        buf: &str,
+        idx: &[Expr],
+        width: &str,
+    ) -> String {
+        let dims = self.index_code(var, at, idx);
+        self.in_box_span(buf, &dims, width)
+    }
+
+    /// C code of the address of `buf[idx]` with the loop variable `var`
+    /// bound to the C code `at`.
+    pub fn address(&mut self, var: &str, at: &str, buf: &str, idx: &[Expr]) -> String {
+        let dims = self.index_code(var, at, idx);
+        format!("({} + {})", Printer::ptr_name(buf), self.offset(buf, &dims))
+    }
+
+    /// C code of each index of `idx` with `var` bound to `at`.
+    fn index_code(&mut self, var: &str, at: &str, idx: &[Expr]) -> Vec<String> {
+        let depth = self.scope_len();
+        self.bind_loop(var, at);
+        let dims = idx.iter().map(|e| self.lower_as(e, VTy::Int).0).collect();
+        self.truncate_scope(depth);
+        dims
     }
 
     /// Makes `name` visible as a uniform value held by the C code `code`.
