@@ -169,7 +169,7 @@ fn held_rows(program: &Program, k: &Kernel, row: &str, quads: u32) -> Vec<Held> 
     if k.body.iter().any(|s| matches!(s, Stmt::For { .. })) {
         return Vec::new();
     }
-    let rows = crate::stage_rows::reread_rows(program, row, &k.body, &k.stores);
+    let rows = crate::stage_rows::reread_rows(program, k, &k.body);
     let n = rows.len().min(quads as usize);
     rows.into_iter()
         .take(n)

@@ -4,15 +4,14 @@
 //! shared memory, so softmax's three passes or LayerNorm's two read the
 //! row from device memory once.
 //!
-//! A load `x[i, v]` is staged when `x` is a 2-D `f32` input the kernel
-//! does not write, `i` is the row variable and `v` is the variable of a
-//! reduction or inner loop that ranges over exactly `x`'s last box
-//! dimension: then the program reads the whole row anyway, every staged
-//! element is in bounds, and the values are the ones a load would return.
-//! Only rows at least two of the row's statements read (bindings, loops,
-//! or a store of the row's result) are staged. Loads of other shapes stay
-//! loads. The staged kernel computes the same
-//! values in the same order as the streaming one, bit for bit.
+//! The rows staged are the `f32` rows of tile-plan's fact
+//! [`tile_plan::Kernel::rereads`]: inputs the kernel never writes whose
+//! whole row (`x[i, v]`, `v` over exactly the box's last dimension) at
+//! least two of the row's statements read, so every staged element is in
+//! bounds and holds the value a load would return. Those loads read
+//! shared memory ([`replace_staged_loads`]); loads of other shapes stay
+//! loads. The staged kernel computes the same values in the same order as
+//! the streaming one, bit for bit.
 
 use tile_emit::{Printer, VTy};
 use tile_ir::{DType, Expr, Program, Stmt};
@@ -61,7 +60,6 @@ impl RowPlan {
 /// The `_rows` entry point of a block-shareable row kernel, or `None` when
 /// it would stage nothing.
 pub(crate) fn row_plan(program: &Program, k: &Kernel) -> Option<RowPlan> {
-    let row = k.domain.first()?;
     // Shared memory holds f32 scratch rows only.
     let (body, scratch) = match &k.cached {
         Some(c) if c.scratch.iter().all(|s| s.dtype == DType::F32) => {
@@ -69,9 +67,9 @@ pub(crate) fn row_plan(program: &Program, k: &Kernel) -> Option<RowPlan> {
         }
         _ => (k.body.clone(), vec![]),
     };
-    // Only rows several statements read: a row read once is read once
-    // from device memory either way.
-    let staged = reread_rows(program, &row.name, &body, &k.stores);
+    // Only rows several statements read (a row read once is read once
+    // from device memory either way).
+    let staged = reread_rows(program, k, &body);
     (!staged.is_empty() || !scratch.is_empty()).then_some(RowPlan {
         body,
         staged,
@@ -79,63 +77,35 @@ pub(crate) fn row_plan(program: &Program, k: &Kernel) -> Option<RowPlan> {
     })
 }
 
-/// The buffers with at least one stageable load in `body` (a row kernel's
-/// over `row` that writes `stores`), in the order of the statements that
-/// first read them.
-fn staged_rows(program: &Program, row: &str, body: &[Stmt], stores: &[String]) -> Vec<StagedRow> {
-    let candidates: Vec<StagedRow> = program
-        .params
-        .iter()
-        .filter(|p| p.dtype == DType::F32 && p.dims.len() == 2 && !stores.contains(&p.name))
-        .map(|p| StagedRow {
-            buf: p.name.clone(),
-            lo: p.dims[1].lo.clone(),
-            hi: p.dims[1].hi.clone(),
-            line: 0,
-        })
-        .collect();
+/// The `f32` rows tile-plan found several of `k`'s statements read
+/// whole ([`Kernel::rereads`]) that `body` (the kernel's body or its
+/// cached one) reads, in the order of the statements that first read
+/// them: the rows a kernel stages, or (streaming) may hold in registers
+/// between its loops ([`crate::quad_loops::Held`]).
+pub(crate) fn reread_rows(program: &Program, k: &Kernel, body: &[Stmt]) -> Vec<StagedRow> {
+    let Some(row) = k.domain.first() else {
+        return Vec::new();
+    };
     let mut found: Vec<StagedRow> = Vec::new();
     for s in body {
-        let mut probe = s.clone();
-        let mut hits = Vec::new();
-        rewrite_stmt(&mut probe, row, &candidates, &mut hits);
-        for h in hits {
-            if !found.iter().any(|f| f.buf == h) {
-                if let Some(c) = candidates.iter().find(|c| c.buf == h) {
-                    found.push(StagedRow {
-                        line: s.span().line,
-                        ..c.clone()
-                    });
-                }
+        tile_plan::row_level_loads(&mut s.clone(), &row.name, &mut |buf, _, lo, hi| {
+            let f32 = program.param(buf).is_some_and(|p| p.dtype == DType::F32);
+            let fact = k
+                .rereads
+                .iter()
+                .find(|r| r.buf == buf && r.lo == *lo && r.hi == *hi);
+            if let (true, Some(r), false) = (f32, fact, found.iter().any(|f| f.buf == buf)) {
+                found.push(StagedRow {
+                    buf: r.buf.clone(),
+                    lo: r.lo.clone(),
+                    hi: r.hi.clone(),
+                    line: s.span().line,
+                });
             }
-        }
+            None
+        });
     }
     found
-}
-
-/// The rows a row kernel stages, or (streaming) may hold in registers
-/// between its loops ([`crate::quad_loops::Held`]): the stageable rows of
-/// `body` read by at least two of its statements.
-pub(crate) fn reread_rows(
-    program: &Program,
-    row: &str,
-    body: &[Stmt],
-    stores: &[String],
-) -> Vec<StagedRow> {
-    let mut rows = staged_rows(program, row, body, stores);
-    rows.retain(|r| {
-        let readers = body
-            .iter()
-            .filter(|s| {
-                let mut probe = (*s).clone();
-                let mut hits = Vec::new();
-                rewrite_stmt(&mut probe, row, std::slice::from_ref(r), &mut hits);
-                !hits.is_empty()
-            })
-            .count();
-        readers >= 2
-    });
-    rows
 }
 
 /// The name a staged load of `staged[n]` at variable `v` becomes; bound by
@@ -144,86 +114,16 @@ pub(crate) fn staged_name(n: usize, v: &str) -> String {
     format!("__row{n}_{v}")
 }
 
-/// Replaces the stageable loads of `s` by the names [`bind_staged`]
-/// binds. Only loads inside a `let`'s reductions or directly in the body
-/// of a row-level `for` are replaced, which is where the row kernel binds
-/// those variables itself.
+/// Replaces the loads of `s` that read staged rows by the names
+/// [`bind_staged`] binds (where the row kernel binds those variables
+/// itself: [`tile_plan::row_level_loads`]).
 pub(crate) fn replace_staged_loads(s: &mut Stmt, row: &str, staged: &[StagedRow]) {
-    rewrite_stmt(s, row, staged, &mut Vec::new());
-}
-
-fn rewrite_stmt(s: &mut Stmt, row: &str, staged: &[StagedRow], hits: &mut Vec<String>) {
-    match s {
-        // A binding's or a row result's top-level reductions (a store
-        // outside any loop, such as `y[i] = m + log(sum(...))`, is reduced
-        // by the block like a binding).
-        Stmt::Let { value, .. } | Stmt::Store { value, .. } => {
-            rewrite_expr(value, row, None, staged, true, hits)
-        }
-        Stmt::For { vars, body, .. } if vars.len() == 1 => {
-            let lv = vars[0].clone();
-            let bound = Some((lv.name.as_str(), &lv.lo, &lv.hi));
-            for t in body {
-                match t {
-                    Stmt::Let { value, .. } => rewrite_expr(value, row, bound, staged, false, hits),
-                    Stmt::Store { idx, value, .. } => {
-                        for e in idx.iter_mut() {
-                            rewrite_expr(e, row, bound, staged, false, hits);
-                        }
-                        rewrite_expr(value, row, bound, staged, false, hits);
-                    }
-                    _ => {}
-                }
-            }
-        }
-        _ => {}
-    }
-}
-
-/// `bound`: the innermost variable the row kernel binds here and its
-/// range; `enter`: whether reductions bind their own variable (top-level
-/// reductions of a `let`) or are left alone (reductions inside a loop body
-/// are printed by the generic printer).
-fn rewrite_expr(
-    e: &mut Expr,
-    row: &str,
-    bound: Option<(&str, &Expr, &Expr)>,
-    staged: &[StagedRow],
-    enter: bool,
-    hits: &mut Vec<String>,
-) {
-    match e {
-        Expr::Reduce {
-            var, lo, hi, body, ..
-        } => {
-            if enter {
-                let (var, lo, hi) = (var.clone(), (**lo).clone(), (**hi).clone());
-                rewrite_expr(body, row, Some((&var, &lo, &hi)), staged, false, hits);
-            }
-        }
-        Expr::Load { buf, idx, .. } => {
-            if let (Some((v, lo, hi)), [Expr::Var(r), Expr::Var(c)]) = (bound, idx.as_slice()) {
-                if r == row && c == v && v != row {
-                    if let Some(n) = staged
-                        .iter()
-                        .position(|s| &s.buf == buf && &s.lo == lo && &s.hi == hi)
-                    {
-                        hits.push(buf.clone());
-                        *e = Expr::var(&staged_name(n, v));
-                        return;
-                    }
-                }
-            }
-            for i in idx.iter_mut() {
-                rewrite_expr(i, row, bound, staged, enter, hits);
-            }
-        }
-        _ => {
-            for c in e.children_mut() {
-                rewrite_expr(c, row, bound, staged, enter, hits);
-            }
-        }
-    }
+    tile_plan::row_level_loads(s, row, &mut |buf, v, lo, hi| {
+        staged
+            .iter()
+            .position(|x| x.buf == buf && x.lo == *lo && x.hi == *hi)
+            .map(|n| Expr::var(&staged_name(n, v)))
+    });
 }
 
 /// Makes the staged elements at variable `v` visible where `q` (C code)

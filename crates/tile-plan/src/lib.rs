@@ -28,6 +28,7 @@ mod check_ranges;
 mod execute;
 mod find_costs;
 mod find_hazards;
+mod find_reread_rows;
 mod find_row_forms;
 mod find_unused_inputs;
 mod fold_constants;
@@ -46,6 +47,7 @@ pub use execute::{execute_plan, Order};
 pub use find_hazards::{
     find_element_hazards, find_nest_dependency, find_row_hazards, find_split_hazards,
 };
+pub use find_reread_rows::{find_reread_rows, row_level_loads, Reread};
 pub use find_row_forms::{find_row_forms, lanes_independent, sharing, Sharing};
 pub use find_unused_inputs::find_unused_inputs;
 pub use fold_constants::{fold_constants, fold_expr};
@@ -133,6 +135,7 @@ pub fn compile_skipping(
     let unused = find_unused_inputs(&p);
     let mut plan = plan_groups(&p, unused, options.fusion);
     find_row_forms(&mut plan.kernels);
+    find_reread_rows(&p, &mut plan.kernels);
     if log {
         eprintln!("== after plan_groups ==\n{plan}");
     }

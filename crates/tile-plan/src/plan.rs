@@ -130,6 +130,10 @@ pub struct Kernel {
     /// read down columns run a block of iterations at a time
     /// ([`crate::interchange_row_loops`]).
     pub interchanged: Option<crate::Interchanged>,
+    /// Row kernels: rows of inputs that several of the row's statements
+    /// read whole and the kernel never writes, which a target may read
+    /// once per row ([`crate::find_reread_rows`]).
+    pub rereads: Vec<crate::Reread>,
 }
 
 impl Kernel {
@@ -244,6 +248,11 @@ impl Plan {
                             "scratch": row.name,
                         }))
                         .collect::<Vec<_>>()),
+                    "rereads": k.rereads.iter().map(|r| json!({
+                        "buf": r.buf,
+                        "range": format!("{}..{}", r.lo, r.hi),
+                        "readers": r.readers,
+                    })).collect::<Vec<_>>(),
                     "interchanged": k.interchanged.as_ref().map(|c| json!({
                         "block": crate::COLUMN_BLOCK,
                         "loops": c.loops,
@@ -318,6 +327,13 @@ impl fmt::Display for Plan {
                         row.lo, row.hi, row.name
                     )?;
                 }
+            }
+            for r in &k.rereads {
+                writeln!(
+                    f,
+                    "     rereads: {} over {}..{} (whole rows, by {} statements; never written here, so a target may read each row once)",
+                    r.buf, r.lo, r.hi, r.readers
+                )?;
             }
             if let Some(c) = &k.interchanged {
                 let rows: Vec<&str> = c.scratch.iter().map(|r| r.name.as_str()).collect();

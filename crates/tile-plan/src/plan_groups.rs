@@ -317,6 +317,7 @@ fn kernel(mapping: Mapping, domain: Vec<LoopVar>, body: Vec<Stmt>, lines: Vec<u3
         sharing: None,
         cached: None,
         interchanged: None,
+        rereads: Vec::new(),
     }
 }
 
