@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 /// Audits the directory holding `results.json`; `Ok` with a summary, or
 /// every problem found.
 pub fn audit(results_json: &Path) -> Result<String, Vec<String>> {
-    let dir = results_json.parent().unwrap_or(Path::new("."));
+    let dir = results_dir(results_json);
     let text = std::fs::read_to_string(results_json)
         .map_err(|e| vec![format!("{}: {e}", results_json.display())])?;
     let doc: Value =
@@ -634,7 +634,7 @@ fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
 pub fn self_test(results_json: &Path) -> Result<(Vec<String>, bool), String> {
     audit(results_json)
         .map_err(|p| format!("the unmodified results must pass first:\n{}", p.join("\n")))?;
-    let dir = results_json.parent().unwrap_or(Path::new("."));
+    let dir = results_dir(results_json);
     let doc: Value =
         serde_json::from_str(&std::fs::read_to_string(results_json).map_err(|e| e.to_string())?)
             .map_err(|e| e.to_string())?;
@@ -775,4 +775,13 @@ fn audit_mutated(
     )
     .map_err(|e| e.to_string())?;
     Ok(audit(&copy.join("results.json")))
+}
+
+/// The directory holding `results_json` (`.` for a bare file name, whose
+/// parent is the empty path that directory listings refuse).
+fn results_dir(results_json: &Path) -> &Path {
+    results_json
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
 }

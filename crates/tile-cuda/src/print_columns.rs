@@ -110,7 +110,7 @@ fn column_stmt(p: &mut Printer, s: &Stmt, ctx: &mut ColCtx) {
             // A later statement of the column may read what was stored.
             p.line("__syncthreads();");
         }
-        // `block_shareable` admits neither.
+        // `Sharing::Split` (tile-plan) admits neither.
         Stmt::For { .. } | Stmt::If { .. } => {}
     }
 }

@@ -3,8 +3,9 @@
 //!
 //! [`compile`] is the whole pipeline, in order:
 //! `verify -> fold_constants -> share_common_values -> remove_dead_code ->
-//! find_unused_inputs -> plan_groups -> find_row_forms -> cache_reduced_values ->
-//! interchange_columns -> find_costs`. With `TILE_LOG=passes` in the
+//! find_unused_inputs -> plan_groups -> find_row_forms -> find_reread_rows ->
+//! cache_reduced_values -> interchange_columns -> interchange_row_loops ->
+//! find_costs`. With `TILE_LOG=passes` in the
 //! environment it prints the program after each pass to stderr.
 //!
 //! ```

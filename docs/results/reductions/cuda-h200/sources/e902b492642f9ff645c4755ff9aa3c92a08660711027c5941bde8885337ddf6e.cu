@@ -1,4 +1,4 @@
-/* Tile: CUDA kernels of program `copy` (1 kernel). */
+/* Tile: CUDA kernels of program `col_sum` (1 kernel). */
 
 struct TileArgs { long long lo, hi; long long S[16]; void *A[32]; int *err; };
 
@@ -82,6 +82,11 @@ TILE_D long long tile_idiv_i64(long long a, long long b, int *err, int id) {
   if (b == 0 || (b == -1 && a == (-9223372036854775807LL - 1))) { atomicExch(err, id); return 0; }
   return a / b;
 }
+/* Remainder of the truncating division (the dividend's sign). */
+TILE_D long long tile_irem_i64(long long a, long long b, int *err, int id) {
+  if (b == 0 || (b == -1 && a == (-9223372036854775807LL - 1))) { atomicExch(err, id); return 0; }
+  return a % b;
+}
 
 /* Block-wide reductions: every thread passes its partial result and gets
    the block's result. Warp shuffles, one value per warp in shared memory,
@@ -141,50 +146,43 @@ TILE_COL_REDUCE(tile_col_sum_i64, long long, TILE_ADD)
 TILE_COL_REDUCE(tile_col_max_i64, long long, tile_max_i64)
 TILE_COL_REDUCE(tile_col_min_i64, long long, tile_min_i64)
 
-/* k0: element_grid over i in 0..N; stores y; reads x */
+/* k0: column_reduction over j in 0..N; stores y; reads x */
 extern "C" __global__ void tile_k0(const TileArgs a) {
   int *err = a.err;
-  const long long s_N = a.S[0];
+  const long long s_M = a.S[0];
+  const long long s_N = a.S[1];
   const float *__restrict__ p_x = (const float *)a.A[0];
-  const long long n0_x = s_N;
+  const long long n0_x = s_M;
+  const long long n1_x = s_N;
   float *__restrict__ p_y = (float *)a.A[1];
   const long long n0_y = s_N;
   const long long dl0 = 0, dn0 = s_N;
   if (dn0 <= 0) return;
-  const long long rows = 1, cols = dn0;
-  for (long long r = blockIdx.y; r < rows; r += gridDim.y) {
-    for (long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x; c < cols; c += (long long)gridDim.x * blockDim.x) {
-      const long long v_i = dl0 + c;
-      if (!(v_i >= 0 && v_i < n0_x)) TILE_FAIL(2);
-      const float ld0 = p_x[v_i];
-      if (!(v_i >= 0 && v_i < n0_y)) TILE_FAIL(1);
-      p_y[v_i] = ld0;
+  __shared__ double tile_smem[2048];
+  for (long long cb = (long long)blockIdx.x * blockDim.x; cb < dn0; cb += (long long)gridDim.x * blockDim.x) {
+    const bool live = cb + threadIdx.x < dn0;
+    const long long v_j = dl0 + (live ? cb + threadIdx.x : dn0 - 1);
+    const long long cbl0 = 0, cn0 = s_M > cbl0 ? s_M - cbl0 : 0;
+    const long long cch0 = cn0 / blockDim.y + (cn0 % blockDim.y != 0);
+    const long long csl0 = cbl0 + min(cn0, (long long)threadIdx.y * cch0), csh0 = cbl0 + min(cn0, (long long)(threadIdx.y + 1) * cch0);
+    float red0;
+    {
+      const long long bnd0 = csl0, bnd1 = csh0;
+      if (bnd1 > bnd0) {
+        if (!(bnd0 >= 0 && (bnd1 - 1) < n0_x && v_j >= 0 && v_j < n1_x)) TILE_FAIL(1);
+      }
+      double acc0 = 0.0;
+      for (long long v_i = bnd0; v_i < bnd1; v_i++) {
+        const float ld0 = p_x[(v_i * n1_x + v_j)];
+        acc0 = acc0 + ((double)ld0);
+      }
+      red0 = ((float)acc0);
     }
-  }
-}
-
-/* k0 (4 elements per thread, 16-byte accesses): element_grid over i in 0..N; stores y; reads x */
-extern "C" __global__ void tile_k0_v4(const TileArgs a) {
-  int *err = a.err;
-  const long long s_N = a.S[0];
-  const float *__restrict__ p_x = (const float *)a.A[0];
-  const long long n0_x = s_N;
-  float *__restrict__ p_y = (float *)a.A[1];
-  const long long n0_y = s_N;
-  const long long dl0 = 0, dn0 = s_N;
-  if (dn0 <= 0) return;
-  const long long rows = 1, cols = (dn0 / 4);
-  for (long long r = blockIdx.y; r < rows; r += gridDim.y) {
-    for (long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x; c < cols; c += (long long)gridDim.x * blockDim.x) {
-      const long long v_i = dl0 + c * 4;
-      if (!((v_i) >= 0 && (v_i) + 3 < 0 + n0_x)) { atomicExch(err, 100001); return; }
-      const float4 vld0 = *reinterpret_cast<const float4 *>(p_x + (v_i));
-      const float stv0 = vld0.x;
-      const float stv1 = vld0.y;
-      const float stv2 = vld0.z;
-      const float stv3 = vld0.w;
-      if (!((v_i) >= 0 && (v_i) + 3 < 0 + n0_y)) { atomicExch(err, 100002); return; }
-      *reinterpret_cast<float4 *>(p_y + (v_i)) = make_float4(stv0, stv1, stv2, stv3);
+    const float cred0 = tile_col_sum_f32(red0, tile_smem + 0);
+    if (threadIdx.y == 0 && live) {
+      if (!(v_j >= 0 && v_j < n0_y)) TILE_FAIL(2);
+      p_y[v_j] = cred0;
     }
+    __syncthreads();
   }
 }

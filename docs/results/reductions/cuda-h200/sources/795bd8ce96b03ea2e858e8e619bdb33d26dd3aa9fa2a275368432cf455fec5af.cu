@@ -1,4 +1,4 @@
-/* Tile: CUDA kernels of program `row_norm` (1 kernel). */
+/* Tile: CUDA kernels of program `copy` (1 kernel). */
 
 struct TileArgs { long long lo, hi; long long S[16]; void *A[32]; int *err; };
 
@@ -82,6 +82,11 @@ TILE_D long long tile_idiv_i64(long long a, long long b, int *err, int id) {
   if (b == 0 || (b == -1 && a == (-9223372036854775807LL - 1))) { atomicExch(err, id); return 0; }
   return a / b;
 }
+/* Remainder of the truncating division (the dividend's sign). */
+TILE_D long long tile_irem_i64(long long a, long long b, int *err, int id) {
+  if (b == 0 || (b == -1 && a == (-9223372036854775807LL - 1))) { atomicExch(err, id); return 0; }
+  return a % b;
+}
 
 /* Block-wide reductions: every thread passes its partial result and gets
    the block's result. Warp shuffles, one value per warp in shared memory,
@@ -141,60 +146,57 @@ TILE_COL_REDUCE(tile_col_sum_i64, long long, TILE_ADD)
 TILE_COL_REDUCE(tile_col_max_i64, long long, tile_max_i64)
 TILE_COL_REDUCE(tile_col_min_i64, long long, tile_min_i64)
 
-/* k0: row_reduction over i in 0..M; stores y; reads x */
+/* k0: element_grid over i in 0..N; stores y; reads x */
 extern "C" __global__ void tile_k0(const TileArgs a) {
   int *err = a.err;
-  const long long s_M = a.S[0];
-  const long long s_N = a.S[1];
+  const long long s_N = a.S[0];
   const float *__restrict__ p_x = (const float *)a.A[0];
-  const long long n0_x = s_M;
-  const long long n1_x = s_N;
+  const long long n0_x = s_N;
   float *__restrict__ p_y = (float *)a.A[1];
-  const long long n0_y = s_M;
-  const long long dl0 = 0, dn0 = s_M;
-  __shared__ double tile_smem[64];
-  for (long long r = blockIdx.x; r < dn0; r += gridDim.x) {
-    const long long v_i = dl0 + r;
-    const long long bnd0 = 0, bnd1 = s_N;
-    float red0 = 0.0f;
-    if (bnd1 > bnd0) {
-      if (!(v_i >= 0 && v_i < n0_x && bnd0 >= 0 && (bnd1 - 1) < n1_x)) TILE_FAIL(1);
+  const long long n0_y = s_N;
+  const long long dl0 = 0, dn0 = s_N;
+  if (dn0 <= 0) return;
+  const long long rows = 1, cols = dn0;
+  for (long long r = blockIdx.y; r < rows; r += gridDim.y) {
+    for (long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x; c < cols; c += (long long)gridDim.x * blockDim.x) {
+      const long long v_i = dl0 + c;
+      if (!(v_i >= 0 && v_i < n0_x)) TILE_FAIL(2);
+      const float ld0 = p_x[v_i];
+      if (!(v_i >= 0 && v_i < n0_y)) TILE_FAIL(1);
+      p_y[v_i] = ld0;
     }
-    {
-      const long long len0 = (long long)(bnd1 - bnd0);
-      const bool va0 = (reinterpret_cast<unsigned long long>(p_x + (v_i * n1_x + bnd0)) & 15ULL) == 0;
-      long long quad0 = (long long)threadIdx.x * 4;
-      if (va0) {
-        for (; quad0 + 3 < len0; quad0 += (long long)blockDim.x * 4) {
-          const long long qb0 = bnd0 + quad0;
-          const float4 gq0 = *reinterpret_cast<const float4 *>(p_x + (v_i * n1_x + qb0));
-          red0 = red0 + (gq0.x * gq0.x);
-          red0 = red0 + (gq0.y * gq0.y);
-          red0 = red0 + (gq0.z * gq0.z);
-          red0 = red0 + (gq0.w * gq0.w);
-        }
-      }
-      else {
-        for (; quad0 + 3 < len0; quad0 += (long long)blockDim.x * 4) {
-          const long long qb1 = bnd0 + quad0;
-          const float4 gq1 = make_float4((p_x + (v_i * n1_x + qb1))[0], (p_x + (v_i * n1_x + qb1))[1], (p_x + (v_i * n1_x + qb1))[2], (p_x + (v_i * n1_x + qb1))[3]);
-          red0 = red0 + (gq1.x * gq1.x);
-          red0 = red0 + (gq1.y * gq1.y);
-          red0 = red0 + (gq1.z * gq1.z);
-          red0 = red0 + (gq1.w * gq1.w);
-        }
-      }
-      for (long long q0 = quad0; q0 < len0; q0++) {
-        const long long v_j = bnd0 + q0;
-        const float gq2 = *(p_x + (v_i * n1_x + v_j));
-        red0 = red0 + (gq2 * gq2);
-      }
+  }
+}
+
+/* k0 (4 elements per thread, 16-byte accesses): element_grid over i in 0..N; stores y; reads x */
+extern "C" __global__ void tile_k0_v4(const TileArgs a) {
+  int *err = a.err;
+  const long long s_N = a.S[0];
+  const float *__restrict__ p_x = (const float *)a.A[0];
+  const long long n0_x = s_N;
+  float *__restrict__ p_y = (float *)a.A[1];
+  const long long n0_y = s_N;
+  const long long dl0 = 0, dn0 = s_N;
+  if (dn0 <= 0) return;
+  const long long rows = 1, cols = (dn0 / 4);
+  for (long long r = blockIdx.y; r < rows; r += gridDim.y) {
+    if (blockIdx.x == 0 && threadIdx.x < dn0 % 4) {
+      const long long v_i = dl0 + dn0 / 4 * 4 + threadIdx.x;
+      if (!(v_i >= 0 && v_i < n0_x)) TILE_FAIL(2);
+      const float ld0 = p_x[v_i];
+      if (!(v_i >= 0 && v_i < n0_y)) TILE_FAIL(1);
+      p_y[v_i] = ld0;
     }
-    red0 = tile_block_sum_f32(red0, tile_smem + 0);
-    if (threadIdx.x == 0) {
-      if (!(v_i >= 0 && v_i < n0_y)) TILE_FAIL(2);
-      p_y[v_i] = tile_sqrt_f32(red0);
+    for (long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x; c < cols; c += (long long)gridDim.x * blockDim.x) {
+      const long long v_i = dl0 + c * 4;
+      if (!(v_i >= 0 && v_i + (4 - 1) < n0_x)) { atomicExch(err, 100001); return; }
+      const float4 vld0 = *reinterpret_cast<const float4 *>(p_x + v_i);
+      const float stv0 = vld0.x;
+      const float stv1 = vld0.y;
+      const float stv2 = vld0.z;
+      const float stv3 = vld0.w;
+      if (!(v_i >= 0 && v_i + (4 - 1) < n0_y)) { atomicExch(err, 100002); return; }
+      *reinterpret_cast<float4 *>(p_y + v_i) = make_float4(stv0, stv1, stv2, stv3);
     }
-    __syncthreads();
   }
 }

@@ -82,6 +82,11 @@ TILE_D long long tile_idiv_i64(long long a, long long b, int *err, int id) {
   if (b == 0 || (b == -1 && a == (-9223372036854775807LL - 1))) { atomicExch(err, id); return 0; }
   return a / b;
 }
+/* Remainder of the truncating division (the dividend's sign). */
+TILE_D long long tile_irem_i64(long long a, long long b, int *err, int id) {
+  if (b == 0 || (b == -1 && a == (-9223372036854775807LL - 1))) { atomicExch(err, id); return 0; }
+  return a % b;
+}
 
 /* Block-wide reductions: every thread passes its partial result and gets
    the block's result. Warp shuffles, one value per warp in shared memory,

@@ -82,6 +82,11 @@ TILE_D long long tile_idiv_i64(long long a, long long b, int *err, int id) {
   if (b == 0 || (b == -1 && a == (-9223372036854775807LL - 1))) { atomicExch(err, id); return 0; }
   return a / b;
 }
+/* Remainder of the truncating division (the dividend's sign). */
+TILE_D long long tile_irem_i64(long long a, long long b, int *err, int id) {
+  if (b == 0 || (b == -1 && a == (-9223372036854775807LL - 1))) { atomicExch(err, id); return 0; }
+  return a % b;
+}
 
 /* Block-wide reductions: every thread passes its partial result and gets
    the block's result. Warp shuffles, one value per warp in shared memory,
@@ -156,41 +161,81 @@ extern "C" __global__ void tile_k0(const TileArgs a) {
   for (long long r = blockIdx.x; r < dn0; r += gridDim.x) {
     const long long v_i = dl0 + r;
     const long long bnd0 = 0, bnd1 = s_N;
-    float red0 = __int_as_float(0xff800000);
+    float red0 = __int_as_float(0x7fc00000);
     if (bnd1 > bnd0) {
       if (!(v_i >= 0 && v_i < n0_x && bnd0 >= 0 && (bnd1 - 1) < n1_x)) TILE_FAIL(1);
     }
+    float4 hq0[8];
     {
       const long long len0 = (long long)(bnd1 - bnd0);
       const bool va0 = (reinterpret_cast<unsigned long long>(p_x + (v_i * n1_x + bnd0)) & 15ULL) == 0;
       long long quad0 = (long long)threadIdx.x * 4;
       if (va0) {
-        for (; quad0 + 3 < len0; quad0 += (long long)blockDim.x * 4) {
-          const long long qb0 = bnd0 + quad0;
-          const float4 gq0 = *reinterpret_cast<const float4 *>(p_x + (v_i * n1_x + qb0));
+        #pragma unroll
+        for (int hu0 = 0; hu0 < 8; hu0++) {
+          if (quad0 + 3 < len0) {
+            const long long qb0 = bnd0 + quad0;
+            hq0[hu0] = *reinterpret_cast<const float4 *>(p_x + (v_i * n1_x + qb0));
+            red0 = tile_max_f32(red0, hq0[hu0].x);
+            red0 = tile_max_f32(red0, hq0[hu0].y);
+            red0 = tile_max_f32(red0, hq0[hu0].z);
+            red0 = tile_max_f32(red0, hq0[hu0].w);
+            quad0 += (long long)blockDim.x * 4;
+          }
+        }
+        for (; quad0 + (long long)blockDim.x * 4 + 3 < len0; quad0 += (long long)blockDim.x * 8) {
+          const long long qb1 = bnd0 + quad0;
+          const float4 gq0 = *reinterpret_cast<const float4 *>(p_x + (v_i * n1_x + qb1));
+          const long long qb2 = bnd0 + quad0 + (long long)blockDim.x * 4;
+          const float4 gq1 = *reinterpret_cast<const float4 *>(p_x + (v_i * n1_x + qb2));
           red0 = tile_max_f32(red0, gq0.x);
           red0 = tile_max_f32(red0, gq0.y);
           red0 = tile_max_f32(red0, gq0.z);
           red0 = tile_max_f32(red0, gq0.w);
-        }
-      }
-      else {
-        for (; quad0 + 3 < len0; quad0 += (long long)blockDim.x * 4) {
-          const long long qb1 = bnd0 + quad0;
-          const float4 gq1 = make_float4((p_x + (v_i * n1_x + qb1))[0], (p_x + (v_i * n1_x + qb1))[1], (p_x + (v_i * n1_x + qb1))[2], (p_x + (v_i * n1_x + qb1))[3]);
           red0 = tile_max_f32(red0, gq1.x);
           red0 = tile_max_f32(red0, gq1.y);
           red0 = tile_max_f32(red0, gq1.z);
           red0 = tile_max_f32(red0, gq1.w);
         }
+        for (; quad0 + 3 < len0; quad0 += (long long)blockDim.x * 4) {
+          const long long qb3 = bnd0 + quad0;
+          const float4 gq2 = *reinterpret_cast<const float4 *>(p_x + (v_i * n1_x + qb3));
+          red0 = tile_max_f32(red0, gq2.x);
+          red0 = tile_max_f32(red0, gq2.y);
+          red0 = tile_max_f32(red0, gq2.z);
+          red0 = tile_max_f32(red0, gq2.w);
+        }
+      }
+      else {
+        #pragma unroll
+        for (int hu1 = 0; hu1 < 8; hu1++) {
+          if (quad0 + 3 < len0) {
+            const long long qb4 = bnd0 + quad0;
+            hq0[hu1] = make_float4((p_x + (v_i * n1_x + qb4))[0], (p_x + (v_i * n1_x + qb4))[1], (p_x + (v_i * n1_x + qb4))[2], (p_x + (v_i * n1_x + qb4))[3]);
+            red0 = tile_max_f32(red0, hq0[hu1].x);
+            red0 = tile_max_f32(red0, hq0[hu1].y);
+            red0 = tile_max_f32(red0, hq0[hu1].z);
+            red0 = tile_max_f32(red0, hq0[hu1].w);
+            quad0 += (long long)blockDim.x * 4;
+          }
+        }
+        for (; quad0 + 3 < len0; quad0 += (long long)blockDim.x * 4) {
+          const long long qb5 = bnd0 + quad0;
+          const float4 gq3 = make_float4((p_x + (v_i * n1_x + qb5))[0], (p_x + (v_i * n1_x + qb5))[1], (p_x + (v_i * n1_x + qb5))[2], (p_x + (v_i * n1_x + qb5))[3]);
+          red0 = tile_max_f32(red0, gq3.x);
+          red0 = tile_max_f32(red0, gq3.y);
+          red0 = tile_max_f32(red0, gq3.z);
+          red0 = tile_max_f32(red0, gq3.w);
+        }
       }
       for (long long q0 = quad0; q0 < len0; q0++) {
         const long long v_j = bnd0 + q0;
-        const float gq2 = *(p_x + (v_i * n1_x + v_j));
-        red0 = tile_max_f32(red0, gq2);
+        const float gq4 = *(p_x + (v_i * n1_x + v_j));
+        red0 = tile_max_f32(red0, gq4);
       }
     }
     red0 = tile_block_max_f32(red0, tile_smem + 0);
+    if (!(bnd1 > bnd0)) red0 = __int_as_float(0xff800000);
     const float val0 = red0; /* m */
     const long long bnd2 = 0, bnd3 = s_N;
     float red1 = 0.0f;
@@ -202,29 +247,65 @@ extern "C" __global__ void tile_k0(const TileArgs a) {
       const bool va1 = (reinterpret_cast<unsigned long long>(p_x + (v_i * n1_x + bnd2)) & 15ULL) == 0;
       long long quad1 = (long long)threadIdx.x * 4;
       if (va1) {
+        #pragma unroll
+        for (int hu2 = 0; hu2 < 8; hu2++) {
+          if (quad1 + 3 < len1) {
+            const long long qb6 = bnd2 + quad1;
+            red1 = red1 + tile_exp_f32((hq0[hu2].x - val0));
+            red1 = red1 + tile_exp_f32((hq0[hu2].y - val0));
+            red1 = red1 + tile_exp_f32((hq0[hu2].z - val0));
+            red1 = red1 + tile_exp_f32((hq0[hu2].w - val0));
+            quad1 += (long long)blockDim.x * 4;
+          }
+        }
+        for (; quad1 + (long long)blockDim.x * 4 + 3 < len1; quad1 += (long long)blockDim.x * 8) {
+          const long long qb7 = bnd2 + quad1;
+          const float4 gq5 = *reinterpret_cast<const float4 *>(p_x + (v_i * n1_x + qb7));
+          const long long qb8 = bnd2 + quad1 + (long long)blockDim.x * 4;
+          const float4 gq6 = *reinterpret_cast<const float4 *>(p_x + (v_i * n1_x + qb8));
+          red1 = red1 + tile_exp_f32((gq5.x - val0));
+          red1 = red1 + tile_exp_f32((gq5.y - val0));
+          red1 = red1 + tile_exp_f32((gq5.z - val0));
+          red1 = red1 + tile_exp_f32((gq5.w - val0));
+          red1 = red1 + tile_exp_f32((gq6.x - val0));
+          red1 = red1 + tile_exp_f32((gq6.y - val0));
+          red1 = red1 + tile_exp_f32((gq6.z - val0));
+          red1 = red1 + tile_exp_f32((gq6.w - val0));
+        }
         for (; quad1 + 3 < len1; quad1 += (long long)blockDim.x * 4) {
-          const long long qb2 = bnd2 + quad1;
-          const float4 gq3 = *reinterpret_cast<const float4 *>(p_x + (v_i * n1_x + qb2));
-          red1 = red1 + tile_exp_f32((gq3.x - val0));
-          red1 = red1 + tile_exp_f32((gq3.y - val0));
-          red1 = red1 + tile_exp_f32((gq3.z - val0));
-          red1 = red1 + tile_exp_f32((gq3.w - val0));
+          const long long qb9 = bnd2 + quad1;
+          const float4 gq7 = *reinterpret_cast<const float4 *>(p_x + (v_i * n1_x + qb9));
+          red1 = red1 + tile_exp_f32((gq7.x - val0));
+          red1 = red1 + tile_exp_f32((gq7.y - val0));
+          red1 = red1 + tile_exp_f32((gq7.z - val0));
+          red1 = red1 + tile_exp_f32((gq7.w - val0));
         }
       }
       else {
+        #pragma unroll
+        for (int hu3 = 0; hu3 < 8; hu3++) {
+          if (quad1 + 3 < len1) {
+            const long long qb10 = bnd2 + quad1;
+            red1 = red1 + tile_exp_f32((hq0[hu3].x - val0));
+            red1 = red1 + tile_exp_f32((hq0[hu3].y - val0));
+            red1 = red1 + tile_exp_f32((hq0[hu3].z - val0));
+            red1 = red1 + tile_exp_f32((hq0[hu3].w - val0));
+            quad1 += (long long)blockDim.x * 4;
+          }
+        }
         for (; quad1 + 3 < len1; quad1 += (long long)blockDim.x * 4) {
-          const long long qb3 = bnd2 + quad1;
-          const float4 gq4 = make_float4((p_x + (v_i * n1_x + qb3))[0], (p_x + (v_i * n1_x + qb3))[1], (p_x + (v_i * n1_x + qb3))[2], (p_x + (v_i * n1_x + qb3))[3]);
-          red1 = red1 + tile_exp_f32((gq4.x - val0));
-          red1 = red1 + tile_exp_f32((gq4.y - val0));
-          red1 = red1 + tile_exp_f32((gq4.z - val0));
-          red1 = red1 + tile_exp_f32((gq4.w - val0));
+          const long long qb11 = bnd2 + quad1;
+          const float4 gq8 = make_float4((p_x + (v_i * n1_x + qb11))[0], (p_x + (v_i * n1_x + qb11))[1], (p_x + (v_i * n1_x + qb11))[2], (p_x + (v_i * n1_x + qb11))[3]);
+          red1 = red1 + tile_exp_f32((gq8.x - val0));
+          red1 = red1 + tile_exp_f32((gq8.y - val0));
+          red1 = red1 + tile_exp_f32((gq8.z - val0));
+          red1 = red1 + tile_exp_f32((gq8.w - val0));
         }
       }
       for (long long q1 = quad1; q1 < len1; q1++) {
         const long long v_j = bnd2 + q1;
-        const float gq5 = *(p_x + (v_i * n1_x + v_j));
-        red1 = red1 + tile_exp_f32((gq5 - val0));
+        const float gq9 = *(p_x + (v_i * n1_x + v_j));
+        red1 = red1 + tile_exp_f32((gq9 - val0));
       }
     }
     red1 = tile_block_sum_f32(red1, tile_smem + 32);
@@ -270,7 +351,7 @@ extern "C" __global__ void tile_k0_rows(const TileArgs a) {
     }
     tile_cp_wait();
     const long long bnd0 = 0, bnd1 = s_N;
-    float red0 = __int_as_float(0xff800000);
+    float red0 = __int_as_float(0x7fc00000);
     {
       const int len0 = (int)(bnd1 - bnd0);
       int quad0 = (int)threadIdx.x * 4;
@@ -288,45 +369,29 @@ extern "C" __global__ void tile_k0_rows(const TileArgs a) {
       }
     }
     red0 = tile_block_max_f32(red0, tile_smem + 0);
+    if (!(bnd1 > bnd0)) red0 = __int_as_float(0xff800000);
     const float val0 = red0; /* m */
     const long long bnd2 = 0, bnd3 = s_N;
     float red1 = 0.0f;
-    if (bnd3 > bnd2) {
-      if (!(v_i >= 0 && v_i < n0_x && bnd2 >= 0 && (bnd3 - 1) < n1_x)) TILE_FAIL(200002);
-    }
     {
       const int len1 = (int)(bnd3 - bnd2);
-      const bool va1 = (reinterpret_cast<unsigned long long>(p_x + (v_i * n1_x + bnd2)) & 15ULL) == 0;
       int quad1 = (int)threadIdx.x * 4;
-      if (va1) {
-        for (; quad1 + 3 < len1; quad1 += (int)blockDim.x * 4) {
-          const long long qb1 = bnd2 + quad1;
-          const float4 gq0 = *reinterpret_cast<const float4 *>(p_x + (v_i * n1_x + qb1));
-          red1 = red1 + tile_exp_f32((gq0.x - val0));
-          red1 = red1 + tile_exp_f32((gq0.y - val0));
-          red1 = red1 + tile_exp_f32((gq0.z - val0));
-          red1 = red1 + tile_exp_f32((gq0.w - val0));
-        }
-      }
-      else {
-        for (; quad1 + 3 < len1; quad1 += (int)blockDim.x * 4) {
-          const long long qb2 = bnd2 + quad1;
-          const float4 gq1 = make_float4((p_x + (v_i * n1_x + qb2))[0], (p_x + (v_i * n1_x + qb2))[1], (p_x + (v_i * n1_x + qb2))[2], (p_x + (v_i * n1_x + qb2))[3]);
-          red1 = red1 + tile_exp_f32((gq1.x - val0));
-          red1 = red1 + tile_exp_f32((gq1.y - val0));
-          red1 = red1 + tile_exp_f32((gq1.z - val0));
-          red1 = red1 + tile_exp_f32((gq1.w - val0));
-        }
+      for (; quad1 + 3 < len1; quad1 += (int)blockDim.x * 4) {
+        const long long qb1 = bnd2 + quad1;
+        const float4 sq1 = *reinterpret_cast<const float4 *>(tile_rows + ro0 + quad1);
+        red1 = red1 + tile_exp_f32((sq1.x - val0));
+        red1 = red1 + tile_exp_f32((sq1.y - val0));
+        red1 = red1 + tile_exp_f32((sq1.z - val0));
+        red1 = red1 + tile_exp_f32((sq1.w - val0));
       }
       for (int q1 = quad1; q1 < len1; q1++) {
         const long long v_j = bnd2 + q1;
-        const float gq2 = *(p_x + (v_i * n1_x + v_j));
-        red1 = red1 + tile_exp_f32((gq2 - val0));
+        red1 = red1 + tile_exp_f32((tile_rows[ro0 + q1] - val0));
       }
     }
     red1 = tile_block_sum_f32(red1, tile_smem + 32);
     if (threadIdx.x == 0) {
-      if (!(v_i >= 0 && v_i < n0_y)) TILE_FAIL(200003);
+      if (!(v_i >= 0 && v_i < n0_y)) TILE_FAIL(200002);
       p_y[v_i] = (val0 + tile_log_f32(red1));
     }
     __syncthreads();

@@ -1,4 +1,4 @@
-/* Tile: CUDA kernels of program `col_sum` (1 kernel). */
+/* Tile: CUDA kernels of program `row_norm` (1 kernel). */
 
 struct TileArgs { long long lo, hi; long long S[16]; void *A[32]; int *err; };
 
@@ -82,6 +82,11 @@ TILE_D long long tile_idiv_i64(long long a, long long b, int *err, int id) {
   if (b == 0 || (b == -1 && a == (-9223372036854775807LL - 1))) { atomicExch(err, id); return 0; }
   return a / b;
 }
+/* Remainder of the truncating division (the dividend's sign). */
+TILE_D long long tile_irem_i64(long long a, long long b, int *err, int id) {
+  if (b == 0 || (b == -1 && a == (-9223372036854775807LL - 1))) { atomicExch(err, id); return 0; }
+  return a % b;
+}
 
 /* Block-wide reductions: every thread passes its partial result and gets
    the block's result. Warp shuffles, one value per warp in shared memory,
@@ -141,7 +146,7 @@ TILE_COL_REDUCE(tile_col_sum_i64, long long, TILE_ADD)
 TILE_COL_REDUCE(tile_col_max_i64, long long, tile_max_i64)
 TILE_COL_REDUCE(tile_col_min_i64, long long, tile_min_i64)
 
-/* k0: column_reduction over j in 0..N; stores y; reads x */
+/* k0: row_reduction over i in 0..M; stores y; reads x */
 extern "C" __global__ void tile_k0(const TileArgs a) {
   int *err = a.err;
   const long long s_M = a.S[0];
@@ -150,33 +155,64 @@ extern "C" __global__ void tile_k0(const TileArgs a) {
   const long long n0_x = s_M;
   const long long n1_x = s_N;
   float *__restrict__ p_y = (float *)a.A[1];
-  const long long n0_y = s_N;
-  const long long dl0 = 0, dn0 = s_N;
-  if (dn0 <= 0) return;
-  __shared__ double tile_smem[2048];
-  for (long long cb = (long long)blockIdx.x * blockDim.x; cb < dn0; cb += (long long)gridDim.x * blockDim.x) {
-    const bool live = cb + threadIdx.x < dn0;
-    const long long v_j = dl0 + (live ? cb + threadIdx.x : dn0 - 1);
-    const long long cbl0 = 0, cn0 = s_M > cbl0 ? s_M - cbl0 : 0;
-    const long long cch0 = cn0 / blockDim.y + (cn0 % blockDim.y != 0);
-    const long long csl0 = cbl0 + min(cn0, (long long)threadIdx.y * cch0), csh0 = cbl0 + min(cn0, (long long)(threadIdx.y + 1) * cch0);
-    float red0;
-    {
-      const long long bnd0 = csl0, bnd1 = csh0;
-      if (bnd1 > bnd0) {
-        if (!(bnd0 >= 0 && (bnd1 - 1) < n0_x && v_j >= 0 && v_j < n1_x)) TILE_FAIL(1);
-      }
-      double acc0 = 0.0;
-      for (long long v_i = bnd0; v_i < bnd1; v_i++) {
-        const float ld0 = p_x[(v_i * n1_x + v_j)];
-        acc0 = acc0 + ((double)ld0);
-      }
-      red0 = ((float)acc0);
+  const long long n0_y = s_M;
+  const long long dl0 = 0, dn0 = s_M;
+  __shared__ double tile_smem[64];
+  for (long long r = blockIdx.x; r < dn0; r += gridDim.x) {
+    const long long v_i = dl0 + r;
+    const long long bnd0 = 0, bnd1 = s_N;
+    float red0 = 0.0f;
+    if (bnd1 > bnd0) {
+      if (!(v_i >= 0 && v_i < n0_x && bnd0 >= 0 && (bnd1 - 1) < n1_x)) TILE_FAIL(1);
     }
-    const float cred0 = tile_col_sum_f32(red0, tile_smem + 0);
-    if (threadIdx.y == 0 && live) {
-      if (!(v_j >= 0 && v_j < n0_y)) TILE_FAIL(2);
-      p_y[v_j] = cred0;
+    {
+      const long long len0 = (long long)(bnd1 - bnd0);
+      const bool va0 = (reinterpret_cast<unsigned long long>(p_x + (v_i * n1_x + bnd0)) & 15ULL) == 0;
+      long long quad0 = (long long)threadIdx.x * 4;
+      if (va0) {
+        for (; quad0 + (long long)blockDim.x * 4 + 3 < len0; quad0 += (long long)blockDim.x * 8) {
+          const long long qb0 = bnd0 + quad0;
+          const float4 gq0 = *reinterpret_cast<const float4 *>(p_x + (v_i * n1_x + qb0));
+          const long long qb1 = bnd0 + quad0 + (long long)blockDim.x * 4;
+          const float4 gq1 = *reinterpret_cast<const float4 *>(p_x + (v_i * n1_x + qb1));
+          red0 = red0 + (gq0.x * gq0.x);
+          red0 = red0 + (gq0.y * gq0.y);
+          red0 = red0 + (gq0.z * gq0.z);
+          red0 = red0 + (gq0.w * gq0.w);
+          red0 = red0 + (gq1.x * gq1.x);
+          red0 = red0 + (gq1.y * gq1.y);
+          red0 = red0 + (gq1.z * gq1.z);
+          red0 = red0 + (gq1.w * gq1.w);
+        }
+        for (; quad0 + 3 < len0; quad0 += (long long)blockDim.x * 4) {
+          const long long qb2 = bnd0 + quad0;
+          const float4 gq2 = *reinterpret_cast<const float4 *>(p_x + (v_i * n1_x + qb2));
+          red0 = red0 + (gq2.x * gq2.x);
+          red0 = red0 + (gq2.y * gq2.y);
+          red0 = red0 + (gq2.z * gq2.z);
+          red0 = red0 + (gq2.w * gq2.w);
+        }
+      }
+      else {
+        for (; quad0 + 3 < len0; quad0 += (long long)blockDim.x * 4) {
+          const long long qb3 = bnd0 + quad0;
+          const float4 gq3 = make_float4((p_x + (v_i * n1_x + qb3))[0], (p_x + (v_i * n1_x + qb3))[1], (p_x + (v_i * n1_x + qb3))[2], (p_x + (v_i * n1_x + qb3))[3]);
+          red0 = red0 + (gq3.x * gq3.x);
+          red0 = red0 + (gq3.y * gq3.y);
+          red0 = red0 + (gq3.z * gq3.z);
+          red0 = red0 + (gq3.w * gq3.w);
+        }
+      }
+      for (long long q0 = quad0; q0 < len0; q0++) {
+        const long long v_j = bnd0 + q0;
+        const float gq4 = *(p_x + (v_i * n1_x + v_j));
+        red0 = red0 + (gq4 * gq4);
+      }
+    }
+    red0 = tile_block_sum_f32(red0, tile_smem + 0);
+    if (threadIdx.x == 0) {
+      if (!(v_i >= 0 && v_i < n0_y)) TILE_FAIL(2);
+      p_y[v_i] = tile_sqrt_f32(red0);
     }
     __syncthreads();
   }
