@@ -251,8 +251,6 @@ impl Auditor<'_> {
         window_s: f64,
         group_of: &BTreeMap<String, String>,
     ) -> BTreeMap<(String, String), BTreeSet<String>> {
-        let meta = &self.doc["meta"];
-        let tol = meta["tolerances"].clone();
         let mut artifacts: Option<Value> = None;
         let mut hashes: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
         for (k, r) in rows.iter().enumerate() {
@@ -268,102 +266,90 @@ impl Auditor<'_> {
             if r["status"] != "ok" || v["pass"] != Value::Bool(true) {
                 self.fail(format!("validation: {what} did not pass"));
             }
-            let outs = v["outputs"].as_array().cloned().unwrap_or_default();
-            // The copy entry checks its one output exactly.
             if entry == "copy" {
-                if outs.len() != 1
-                    || v["atol"].as_f64() != Some(0.0)
-                    || v["rtol"].as_f64() != Some(0.0)
-                {
-                    self.fail(format!("validation: {what} is not an exact copy check"));
-                }
-                // Its size follows from the case's bytes: ceil(bytes / 8)
-                // elements, each read and written.
-                let count = outs.first().and_then(|o| o["count"].as_u64()).unwrap_or(0);
-                let moved = meta["moved_bytes"][case].as_u64();
-                if moved.is_none_or(|m| count != m.div_ceil(8).max(1)) {
-                    self.fail(format!(
-                        "validation: {what} copies {count} elements for a case moving {moved:?} bytes"
-                    ));
-                }
-                // One element-grid kernel of the program `copy`.
-                let copies = r["sources"].as_array().into_iter().flatten().all(|src| {
-                    std::fs::read_to_string(self.dir.join(src["path"].as_str().unwrap_or("")))
-                        .is_ok_and(|t| t.contains("program `copy`"))
-                });
-                if strs(&r["plan"]["mappings"]) != ["element_grid"] || !copies {
-                    self.fail(format!("validation: {what} is not Tile's copy program"));
-                }
-                self.check_samples(r, &what, samples, window_s);
-                self.check_tile_row(r, &what, case, entry, &mut hashes, &mut artifacts);
-                continue;
-            }
-            // The suite's count where the run recorded it; older runs: two
-            // for the seed pairs, one for the rest.
-            let want_outs = match tol[case]["outputs"].as_u64() {
-                Some(n) => n as usize,
-                None if group_of.get(case).is_some_and(|g| g == "seed") => 2,
-                None => 1,
-            };
-            if outs.len() != want_outs
-                || outs.iter().any(|o| {
-                    o["pass"] != Value::Bool(true) || o["count"].as_u64().unwrap_or(0) == 0
-                })
-            {
-                self.fail(format!(
-                    "validation: {what} has {} of {want_outs} outputs validated",
-                    outs.iter()
-                        .filter(|o| o["pass"] == Value::Bool(true))
-                        .count()
-                ));
-            }
-            if v["atol"] != tol[case]["atol"] || v["rtol"] != tol[case]["rtol"] {
-                self.fail(format!(
-                    "validation: {what} used tolerances other than the suite's"
-                ));
-            }
-            // The method fixes 2e-6/2e-5 for element-wise graphs; the row
-            // reductions (softmax, RMSNorm, LayerNorm, the per-row and
-            // per-column results)
-            // are held to 1e-5/1e-4.
-            // A suite of the user's own programs sets its own.
-            let graph = r["graph"].as_str().unwrap_or("");
-            let rows = [
-                "softmax",
-                "rmsnorm",
-                "layernorm",
-                "row_lse",
-                "row_norm",
-                "col_sum",
-            ];
-            let pairs = ["sigmoid_pair", "gelu_pair", "add", "gelu_ab"];
-            // A whole array's sum cancels (16M values in [-1, 1] sum to
-            // about 2): its absolute tolerance follows the sum of
-            // magnitudes, not the result (2e-3 is 2.4e-10 of it at
-            // 4096x4096; NumPy's f32 pairwise sum is off by 3.5e-4).
-            let fixed = if graph == "full_sum" {
-                Some((2e-3, 1e-4))
-            } else if rows.contains(&graph) {
-                Some((1e-5, 1e-4))
-            } else if pairs.contains(&graph) {
-                Some((2e-6, 2e-5))
+                self.check_copy_validation(r, &what, case);
             } else {
-                None
-            };
-            if fixed
-                .is_some_and(|f| v["atol"].as_f64() != Some(f.0) || v["rtol"].as_f64() != Some(f.1))
-            {
-                self.fail(format!(
-                    "validation: {what} tolerances differ from the method's (docs/benchmarking.md)"
-                ));
+                self.check_validation(r, &what, case, group_of);
             }
             self.check_samples(r, &what, samples, window_s);
-            if r["framework"] != "tile" {
-                continue;
+            if entry == "copy" || r["framework"] == "tile" {
+                self.check_tile_row(r, &what, case, entry, &mut hashes, &mut artifacts);
             }
-            self.check_tile_row(r, &what, case, entry, &mut hashes, &mut artifacts);
         }
         hashes
+    }
+
+    /// The copy entry's validation: its one output checked exactly, its
+    /// size following from the case's bytes, Tile's `copy` program.
+    fn check_copy_validation(&mut self, r: &Value, what: &str, case: &str) {
+        let v = &r["validation"];
+        let outs = v["outputs"].as_array().cloned().unwrap_or_default();
+        if outs.len() != 1 || v["atol"].as_f64() != Some(0.0) || v["rtol"].as_f64() != Some(0.0) {
+            self.fail(format!("validation: {what} is not an exact copy check"));
+        }
+        // Its size follows from the case's bytes: ceil(bytes / 8)
+        // elements, each read and written.
+        let count = outs.first().and_then(|o| o["count"].as_u64()).unwrap_or(0);
+        let moved = self.doc["meta"]["moved_bytes"][case].as_u64();
+        if moved.is_none_or(|m| count != m.div_ceil(8).max(1)) {
+            self.fail(format!(
+                "validation: {what} copies {count} elements for a case moving {moved:?} bytes"
+            ));
+        }
+        // One element-grid kernel of the program `copy`.
+        let copies = r["sources"].as_array().into_iter().flatten().all(|src| {
+            std::fs::read_to_string(self.dir.join(src["path"].as_str().unwrap_or("")))
+                .is_ok_and(|t| t.contains("program `copy`"))
+        });
+        if strs(&r["plan"]["mappings"]) != ["element_grid"] || !copies {
+            self.fail(format!("validation: {what} is not Tile's copy program"));
+        }
+    }
+
+    /// Any other entry's validation: every output of the case validated,
+    /// with the suite's tolerances, which for the method's graphs are the
+    /// method's.
+    fn check_validation(
+        &mut self,
+        r: &Value,
+        what: &str,
+        case: &str,
+        group_of: &BTreeMap<String, String>,
+    ) {
+        let v = &r["validation"];
+        let tol = &self.doc["meta"]["tolerances"][case];
+        let outs = v["outputs"].as_array().cloned().unwrap_or_default();
+        // The suite's count where the run recorded it; older runs: two for
+        // the seed pairs, one for the rest.
+        let want_outs = match tol["outputs"].as_u64() {
+            Some(n) => n as usize,
+            None if group_of.get(case).is_some_and(|g| g == "seed") => 2,
+            None => 1,
+        };
+        if outs.len() != want_outs
+            || outs
+                .iter()
+                .any(|o| o["pass"] != Value::Bool(true) || o["count"].as_u64().unwrap_or(0) == 0)
+        {
+            self.fail(format!(
+                "validation: {what} has {} of {want_outs} outputs validated",
+                outs.iter()
+                    .filter(|o| o["pass"] == Value::Bool(true))
+                    .count()
+            ));
+        }
+        if v["atol"] != tol["atol"] || v["rtol"] != tol["rtol"] {
+            self.fail(format!(
+                "validation: {what} used tolerances other than the suite's"
+            ));
+        }
+        let fixed = method_tolerances(r["graph"].as_str().unwrap_or(""));
+        if fixed.is_some_and(|f| v["atol"].as_f64() != Some(f.0) || v["rtol"].as_f64() != Some(f.1))
+        {
+            self.fail(format!(
+                "validation: {what} tolerances differ from the method's (docs/benchmarking.md)"
+            ));
+        }
     }
 
     /// Sources (check 5): one source per case and entry across rounds, and
@@ -486,35 +472,9 @@ impl Auditor<'_> {
             Ok(t) => t,
             Err(_) => return self.fail("figures: results.md is missing".into()),
         };
-        // (case, entry, phase) -> round -> per-invocation µs samples.
-        let mut data: BTreeMap<(String, String, String), BTreeMap<u64, Vec<f64>>> = BTreeMap::new();
-        for r in rows.iter().filter(|r| r["status"] == "ok") {
-            let key = (
-                r["case"].as_str().unwrap_or("").to_string(),
-                r["variant"].as_str().unwrap_or("").to_string(),
-                r["phase"].as_str().unwrap_or("").to_string(),
-            );
-            let n = r["n"].as_f64().unwrap_or(f64::NAN);
-            let per: Vec<f64> = r["samples_s"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|x| x.as_f64())
-                .map(|x| x * 1e6 / n)
-                .collect();
-            data.entry(key)
-                .or_default()
-                .entry(r["round"].as_u64().unwrap_or(0))
-                .or_default()
-                .extend(per);
-        }
-        let close = |printed: &str, value: f64| -> bool {
-            printed
-                .parse::<f64>()
-                .is_ok_and(|p| (p - value).abs() <= 1e-3 * value.abs().max(1e-12) + 1e-9)
-        };
+        let data = samples_by_round(rows);
         let mut case = String::new();
-        let mut shown: BTreeSet<(String, String, String)> = BTreeSet::new();
+        let mut shown: BTreeSet<Key> = BTreeSet::new();
         for line in md.lines() {
             if let Some(c) = line.strip_prefix("## ") {
                 case = c.trim().to_string();
@@ -527,76 +487,14 @@ impl Auditor<'_> {
                 .map(str::trim)
                 .collect();
             if (cells.len() == 6 || cells.len() == 7) && phases.iter().any(|p| p == cells[1]) {
-                let key = (case.clone(), cells[0].to_string(), cells[1].to_string());
-                let Some(by_round) = data.get(&key) else {
-                    self.fail(format!(
-                        "figures: results.md shows {key:?}, which has no raw samples"
-                    ));
-                    continue;
-                };
-                let mut meds: Vec<f64> = by_round.values().map(|v| mid(&mut v.clone())).collect();
-                let all: Vec<f64> = by_round.values().flatten().copied().collect();
-                let lo = all.iter().copied().fold(f64::INFINITY, f64::min);
-                let hi = all.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                let m = mid(&mut meds);
-                if !close(cells[2], m)
-                    || !close(cells[3], lo)
-                    || !close(cells[4], hi)
-                    || cells[5] != by_round.len().to_string()
-                {
-                    self.fail(format!("figures: {key:?} printed {:?}, raw data give {m:.6} {lo:.6} {hi:.6} over {} rounds", &cells[2..], by_round.len()));
+                if let Some(key) = self.check_figure_row(&case, &cells, &data) {
+                    shown.insert(key);
                 }
-                // Bandwidth: the case's recorded bytes over the median.
-                // (Bytes per microsecond / 1e3 is GB/s; computed here, not
-                // by the writer's code.)
-                let moved = self.doc["meta"]["moved_bytes"][case.as_str()].as_f64();
-                match (cells.get(6), moved) {
-                    (Some(printed), Some(b)) if b >= 0.0 => {
-                        let gbps = b / m / 1e3;
-                        if !close(printed, gbps) {
-                            self.fail(format!(
-                                "figures: {key:?} printed {printed} GB/s, {b} bytes over {m:.6} us give {gbps:.6}"
-                            ));
-                        }
-                    }
-                    (Some(_), _) => self.fail(format!(
-                        "figures: {key:?} shows GB/s without the case's byte count"
-                    )),
-                    (None, Some(_)) => self.fail(format!(
-                        "figures: {key:?} omits GB/s although the case's byte count is recorded"
-                    )),
-                    (None, None) => {}
-                }
-                shown.insert(key);
             } else if cells.len() == 5
                 && cells[0] == "fused"
                 && phases.iter().any(|p| p == cells[2])
             {
-                let num = data.get(&(case.clone(), "fused".into(), cells[2].to_string()));
-                let den = data.get(&(case.clone(), cells[1].to_string(), cells[2].to_string()));
-                let (Some(num), Some(den)) = (num, den) else {
-                    self.fail(format!(
-                        "figures: ratio row for {case} {} {} has no raw samples",
-                        cells[1], cells[2]
-                    ));
-                    continue;
-                };
-                let mut ratios: Vec<f64> = num
-                    .iter()
-                    .filter_map(|(r, v)| {
-                        den.get(r)
-                            .map(|d| mid(&mut v.clone()) / mid(&mut d.clone()))
-                    })
-                    .collect();
-                let each: Vec<&str> = cells[4].split_whitespace().collect();
-                let per_round_ok = each.len() == ratios.len()
-                    && each.iter().zip(&ratios).all(|(p, v)| close(p, *v));
-                if !close(cells[3], mid(&mut ratios)) || !per_round_ok {
-                    self.fail(format!(
-                        "figures: ratio fused/{} {} in {case} does not follow from the raw data",
-                        cells[1], cells[2]
-                    ));
-                }
+                self.check_ratio_row(&case, &cells, &data);
             }
         }
         for key in data.keys() {
@@ -605,6 +503,151 @@ impl Auditor<'_> {
             }
         }
     }
+
+    /// A figure row of `case` (entry, phase, median, min, max, rounds and
+    /// perhaps GB/s) against the raw samples; the row's key when it has
+    /// samples.
+    fn check_figure_row(&mut self, case: &str, cells: &[&str], data: &Samples) -> Option<Key> {
+        let key = (case.to_string(), cells[0].to_string(), cells[1].to_string());
+        let Some(by_round) = data.get(&key) else {
+            self.fail(format!(
+                "figures: results.md shows {key:?}, which has no raw samples"
+            ));
+            return None;
+        };
+        let mut meds: Vec<f64> = by_round.values().map(|v| mid(&mut v.clone())).collect();
+        let all: Vec<f64> = by_round.values().flatten().copied().collect();
+        let lo = all.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = all.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let m = mid(&mut meds);
+        if !close(cells[2], m)
+            || !close(cells[3], lo)
+            || !close(cells[4], hi)
+            || cells[5] != by_round.len().to_string()
+        {
+            self.fail(format!("figures: {key:?} printed {:?}, raw data give {m:.6} {lo:.6} {hi:.6} over {} rounds", &cells[2..], by_round.len()));
+        }
+        // Bandwidth: the case's recorded bytes over the median. (Bytes per
+        // microsecond / 1e3 is GB/s; computed here, not by the writer's
+        // code.)
+        let moved = self.doc["meta"]["moved_bytes"][case].as_f64();
+        match (cells.get(6), moved) {
+            (Some(printed), Some(b)) if b >= 0.0 => {
+                let gbps = b / m / 1e3;
+                if !close(printed, gbps) {
+                    self.fail(format!(
+                        "figures: {key:?} printed {printed} GB/s, {b} bytes over {m:.6} us give {gbps:.6}"
+                    ));
+                }
+            }
+            (Some(_), _) => self.fail(format!(
+                "figures: {key:?} shows GB/s without the case's byte count"
+            )),
+            (None, Some(_)) => self.fail(format!(
+                "figures: {key:?} omits GB/s although the case's byte count is recorded"
+            )),
+            (None, None) => {}
+        }
+        Some(key)
+    }
+
+    /// A ratio row of `case` (fused over a peer in a phase: the median of
+    /// the per-round ratios, then each round's) against the raw samples.
+    fn check_ratio_row(&mut self, case: &str, cells: &[&str], data: &Samples) {
+        let num = data.get(&(case.to_string(), "fused".into(), cells[2].to_string()));
+        let den = data.get(&(case.to_string(), cells[1].to_string(), cells[2].to_string()));
+        let (Some(num), Some(den)) = (num, den) else {
+            return self.fail(format!(
+                "figures: ratio row for {case} {} {} has no raw samples",
+                cells[1], cells[2]
+            ));
+        };
+        let mut ratios: Vec<f64> = num
+            .iter()
+            .filter_map(|(r, v)| {
+                den.get(r)
+                    .map(|d| mid(&mut v.clone()) / mid(&mut d.clone()))
+            })
+            .collect();
+        let each: Vec<&str> = cells[4].split_whitespace().collect();
+        let per_round_ok =
+            each.len() == ratios.len() && each.iter().zip(&ratios).all(|(p, v)| close(p, *v));
+        if !close(cells[3], mid(&mut ratios)) || !per_round_ok {
+            self.fail(format!(
+                "figures: ratio fused/{} {} in {case} does not follow from the raw data",
+                cells[1], cells[2]
+            ));
+        }
+    }
+}
+
+/// The tolerances (atol, rtol) the method fixes for a graph: 2e-6/2e-5
+/// for element-wise graphs; 1e-5/1e-4 for the row reductions (softmax,
+/// RMSNorm, LayerNorm, the per-row and per-column results); for a whole
+/// array's sum 2e-3/1e-4, since it cancels (16M values in [-1, 1] sum to
+/// about 2): its absolute tolerance follows the sum of magnitudes, not the
+/// result (2e-3 is 2.4e-10 of it at 4096x4096; NumPy's f32 pairwise sum is
+/// off by 3.5e-4). `None` for a suite of the user's own programs, which
+/// sets its own.
+fn method_tolerances(graph: &str) -> Option<(f64, f64)> {
+    let rows = [
+        "softmax",
+        "rmsnorm",
+        "layernorm",
+        "row_lse",
+        "row_norm",
+        "col_sum",
+    ];
+    let pairs = ["sigmoid_pair", "gelu_pair", "add", "gelu_ab"];
+    if graph == "full_sum" {
+        Some((2e-3, 1e-4))
+    } else if rows.contains(&graph) {
+        Some((1e-5, 1e-4))
+    } else if pairs.contains(&graph) {
+        Some((2e-6, 2e-5))
+    } else {
+        None
+    }
+}
+
+/// A measured series: (case, entry, phase).
+type Key = (String, String, String);
+
+/// Per series, per round, the per-invocation samples in microseconds.
+type Samples = BTreeMap<Key, BTreeMap<u64, Vec<f64>>>;
+
+/// The raw rows of `results.json` that ran, as [`Samples`].
+fn samples_by_round(rows: &[Value]) -> Samples {
+    let mut data = Samples::new();
+    for r in rows.iter().filter(|r| r["status"] == "ok") {
+        let key = (
+            r["case"].as_str().unwrap_or("").to_string(),
+            r["variant"].as_str().unwrap_or("").to_string(),
+            r["phase"].as_str().unwrap_or("").to_string(),
+        );
+        let n = r["n"].as_f64().unwrap_or(f64::NAN);
+        let per: Vec<f64> = r["samples_s"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|x| x.as_f64())
+            .map(|x| x * 1e6 / n)
+            .collect();
+        data.entry(key)
+            .or_default()
+            .entry(r["round"].as_u64().unwrap_or(0))
+            .or_default()
+            .extend(per);
+    }
+    data
+}
+
+/// Whether a printed figure is `value` to the printed precision (a
+/// relative 1e-3).
+fn close(printed: &str, value: f64) -> bool {
+    printed
+        .parse::<f64>()
+        .is_ok_and(|p| (p - value).abs() <= 1e-3 * value.abs().max(1e-12) + 1e-9)
 }
 
 fn sha256(bytes: &[u8]) -> String {

@@ -83,16 +83,7 @@ pub fn variants_for(group: &str) -> Vec<Variant> {
 pub fn bench(args: &BenchArgs) -> Result<PathBuf, String> {
     let start = now();
     let sources_dir = args.out.join("sources");
-    if args.out.exists()
-        && std::fs::read_dir(&args.out)
-            .map(|mut d| d.next().is_some())
-            .unwrap_or(false)
-    {
-        return Err(format!(
-            "{}: the output directory exists and is not empty; choose another --out",
-            args.out.display()
-        ));
-    }
+    check_out_dir(&args.out)?;
     std::fs::create_dir_all(&sources_dir).map_err(|e| format!("{}: {e}", sources_dir.display()))?;
     let ph = phases(&args.target);
     let (peer_info, available) = greet_peers(args);
@@ -110,58 +101,11 @@ pub fn bench(args: &BenchArgs) -> Result<PathBuf, String> {
     for c in &args.cases {
         moved.insert(c.name.clone(), json!(crate::target::moved_bytes(c)?));
     }
-    let mut rows: Vec<Value> = Vec::new();
-    // Phases a peer cannot measure (no device clock), by framework.
-    let mut omitted: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let mut artifacts = json!(null);
-    let total: usize = order.iter().map(|r| r.sequence.len()).sum();
-    let mut done = 0;
-    for round in &order {
-        let mut peers: BTreeMap<String, Peer> = BTreeMap::new();
-        for p in &available {
-            peers.insert(p.clone(), Peer::start(&args.python, p)?);
-        }
-        for (case_name, entry) in &round.sequence {
-            done += 1;
-            let case = args
-                .cases
-                .iter()
-                .find(|c| &c.name == case_name)
-                .ok_or("planned case missing")?;
-            if args.progress {
-                eprint!(
-                    "\r[{done}/{total}] round {} {case_name} {entry}                    ",
-                    round.round
-                );
-                let _ = std::io::stderr().flush();
-            }
-            let base = json!({"round": round.round, "case": case_name, "graph": case.graph, "group": case.group, "shape": case.shape});
-            if let Some(peer) = peers.get_mut(entry) {
-                let resp = peer.run(
-                    &case.graph,
-                    case.shape,
-                    &case.sizes,
-                    &args.target,
-                    &ph,
-                    &args.protocol,
-                    case.atol,
-                    case.rtol,
-                )?;
-                for (p, _) in resp["omitted_phases"].as_object().into_iter().flatten() {
-                    let list = omitted.entry(entry.clone()).or_default();
-                    if !list.contains(p) {
-                        list.push(p.clone());
-                    }
-                }
-                rows.extend(peer_rows(&base, entry, &resp, &ph));
-                continue;
-            }
-            rows.extend(tile_rows(args, case, entry, base, &ph, &mut artifacts)?);
-        }
-    }
-    if args.progress {
-        eprintln!();
-    }
+    let Measured {
+        rows,
+        omitted,
+        artifacts,
+    } = run_rounds(args, &order, &available, &ph)?;
     let groups: Vec<String> = {
         let mut g: Vec<String> = args.cases.iter().map(|c| c.group.clone()).collect();
         g.dedup();
@@ -196,6 +140,97 @@ pub fn bench(args: &BenchArgs) -> Result<PathBuf, String> {
     let md_path = args.out.join("results.md");
     write_file(&md_path, &md)?;
     Ok(md_path)
+}
+
+/// Refuses an output directory that exists and is not empty (a run never
+/// mixes its files with another's).
+fn check_out_dir(out: &std::path::Path) -> Result<(), String> {
+    if out.exists()
+        && std::fs::read_dir(out)
+            .map(|mut d| d.next().is_some())
+            .unwrap_or(false)
+    {
+        return Err(format!(
+            "{}: the output directory exists and is not empty; choose another --out",
+            out.display()
+        ));
+    }
+    Ok(())
+}
+
+/// What the rounds measured: the raw rows, the phases each peer could not
+/// measure, and the CUDA artifacts' description.
+struct Measured {
+    rows: Vec<Value>,
+    omitted: BTreeMap<String, Vec<String>>,
+    artifacts: Value,
+}
+
+/// Runs every round's sequence of (case, entry): peers in their own
+/// processes (started afresh each round), Tile's entries here.
+fn run_rounds(
+    args: &BenchArgs,
+    order: &[crate::protocol::RoundOrder],
+    available: &[String],
+    ph: &[&'static str],
+) -> Result<Measured, String> {
+    let mut rows: Vec<Value> = Vec::new();
+    // Phases a peer cannot measure (no device clock), by framework.
+    let mut omitted: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut artifacts = json!(null);
+    let total: usize = order.iter().map(|r| r.sequence.len()).sum();
+    let mut done = 0;
+    for round in order {
+        let mut peers: BTreeMap<String, Peer> = BTreeMap::new();
+        for p in available {
+            peers.insert(p.clone(), Peer::start(&args.python, p)?);
+        }
+        for (case_name, entry) in &round.sequence {
+            done += 1;
+            let case = args
+                .cases
+                .iter()
+                .find(|c| &c.name == case_name)
+                .ok_or("planned case missing")?;
+            if args.progress {
+                eprint!(
+                    "\r[{done}/{total}] round {} {case_name} {entry}                    ",
+                    round.round
+                );
+                let _ = std::io::stderr().flush();
+            }
+            let base = json!({"round": round.round, "case": case_name, "graph": case.graph, "group": case.group, "shape": case.shape});
+            if let Some(peer) = peers.get_mut(entry) {
+                let resp = peer.run(
+                    &case.graph,
+                    case.shape,
+                    &case.sizes,
+                    &args.target,
+                    ph,
+                    &args.protocol,
+                    case.atol,
+                    case.rtol,
+                )?;
+                for (p, _) in resp["omitted_phases"].as_object().into_iter().flatten() {
+                    let list = omitted.entry(entry.clone()).or_default();
+                    if !list.contains(p) {
+                        list.push(p.clone());
+                    }
+                }
+                rows.extend(peer_rows(&base, entry, &resp, ph));
+                continue;
+            }
+            rows.extend(tile_rows(args, case, entry, base, ph, &mut artifacts)?);
+        }
+    }
+    if args.progress {
+        eprintln!();
+    }
+    Ok(Measured {
+        rows,
+        omitted,
+        artifacts,
+    })
 }
 
 /// Which peers are there at all (each greets and quits): every asked

@@ -340,15 +340,7 @@ fn bench(b: BenchCmd) -> Result<(), String> {
         EmitTarget::Cpu => "cpu",
         EmitTarget::Cuda => "cuda",
     };
-    let mut protocol = if quick {
-        tile_bench::protocol::Protocol::quick()
-    } else {
-        tile_bench::protocol::Protocol::full()
-    };
-    protocol.rounds = rounds.unwrap_or(protocol.rounds).max(1);
-    protocol.samples = samples.unwrap_or(protocol.samples).max(1);
-    protocol.window_ms = window_ms.unwrap_or(protocol.window_ms);
-    protocol.warmup_ms = warmup_ms.unwrap_or(protocol.warmup_ms);
+    let protocol = protocol_of(quick, rounds, samples, window_ms, warmup_ms);
     let chosen = match &file {
         Some(path) => {
             if !cases.is_empty() || suite.is_some() {
@@ -394,6 +386,32 @@ fn bench(b: BenchCmd) -> Result<(), String> {
         progress: true,
     };
     tile_bench::bench(&args)?;
+    print_summary(&out)
+}
+
+/// The protocol of `tile bench`: `--quick` or the full one, with the
+/// options that override its rounds, samples and windows.
+fn protocol_of(
+    quick: bool,
+    rounds: Option<usize>,
+    samples: Option<usize>,
+    window_ms: Option<f64>,
+    warmup_ms: Option<f64>,
+) -> tile_bench::protocol::Protocol {
+    let mut protocol = if quick {
+        tile_bench::protocol::Protocol::quick()
+    } else {
+        tile_bench::protocol::Protocol::full()
+    };
+    protocol.rounds = rounds.unwrap_or(protocol.rounds).max(1);
+    protocol.samples = samples.unwrap_or(protocol.samples).max(1);
+    protocol.window_ms = window_ms.unwrap_or(protocol.window_ms);
+    protocol.warmup_ms = warmup_ms.unwrap_or(protocol.warmup_ms);
+    protocol
+}
+
+/// Prints the summary of the run in `out` and where its files are.
+fn print_summary(out: &std::path::Path) -> Result<(), String> {
     let results: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(out.join("results.json")).map_err(|e| e.to_string())?,
     )

@@ -74,12 +74,7 @@ pub(crate) fn emit(plan: &Plan) -> Result<Emitted, CpuError> {
         bodies.push(printed.code);
         sites.push(printed.sites);
     }
-    let mut source = format!(
-        "/* Tile: C kernels of program `{}` ({} kernel{}). */\n",
-        program.name,
-        plan.kernels.len(),
-        if plan.kernels.len() == 1 { "" } else { "s" }
-    );
+    let mut source = dialect::C.file_header(&program.name, plan.kernels.len());
     source.push_str(&crate::prelude::prelude(
         VTy::of(program.float_type()),
         &helpers,

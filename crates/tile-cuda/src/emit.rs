@@ -28,7 +28,7 @@
 use crate::quad_loops::scalar;
 use crate::CudaError;
 use tile_emit::{dialect, Printer, Site, VTy};
-use tile_ir::{DType, Expr, Program, Stmt};
+use tile_ir::{Expr, Program, Stmt};
 use tile_plan::affine::Affine;
 use tile_plan::{Kernel, Mapping, Plan};
 
@@ -101,12 +101,7 @@ pub(crate) fn emit(plan: &Plan, unroll: Unroll) -> Result<Emitted, CudaError> {
         held: unroll.held,
     };
     let program = &plan.program;
-    let mut source = format!(
-        "/* Tile: CUDA kernels of program `{}` ({} kernel{}). */\n",
-        program.name,
-        plan.kernels.len(),
-        if plan.kernels.len() == 1 { "" } else { "s" }
-    );
+    let mut source = dialect::CUDA.file_header(&program.name, plan.kernels.len());
     source.push_str(crate::prelude::PRELUDE);
     let mut kernels = Vec::new();
     if plan.kernels.len() >= (i32::MAX / KERNEL_SITES) as usize {
@@ -420,11 +415,7 @@ struct Vec4Plan {
 /// innermost variable (an expression of size symbols).
 fn contiguous(program: &Program, k: &Kernel, buf: &str, idx: &[Expr]) -> Option<Expr> {
     let jv = &k.domain.last()?.name;
-    let param = program.param(buf)?;
-    if param.dtype != DType::F32 {
-        return None;
-    }
-    let (last, rest) = idx.split_last()?;
+    let (a, rest) = crate::quad_loops::unit_stride(program, jv, buf, idx)?;
     let symbols = program.size_symbols();
     // Outer indices are printed as affine code over the other domain
     // variables and sizes (`index_code`): anything else (a load, a
@@ -435,10 +426,6 @@ fn contiguous(program: &Program, k: &Kernel, buf: &str, idx: &[Expr]) -> Option<
         if !Affine::of(e).is_some_and(|a| a.terms.keys().all(outer_ok)) {
             return None;
         }
-    }
-    let a = Affine::of(last)?;
-    if a.coeff(jv) != 1 {
-        return None;
     }
     if a.terms.keys().any(|n| n != jv && !symbols.contains(n)) {
         return None;
@@ -485,13 +472,9 @@ fn vec4_plan(program: &Program, k: &Kernel) -> Option<Vec4Plan> {
             stored.push((buf.clone(), idx.clone()));
         }
     }
-    if !ok || stored.is_empty() {
+    // Four lanes load before they store: tile-plan's batch rule.
+    if !ok || stored.is_empty() || tile_plan::batch_refusal(&k.body).is_some() {
         return None;
-    }
-    for (buf, _) in &loaded {
-        if stored.iter().any(|(b, _)| b == buf) {
-            return None;
-        }
     }
     let dom_lo = k.domain.last()?.lo.clone();
     for (buf, idx) in loaded.iter().chain(&stored) {

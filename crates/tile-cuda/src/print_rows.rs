@@ -196,21 +196,19 @@ pub const LOCKSTEP_ROW: &str =
     "/* row in lockstep: every thread walks its statements in order, each reduction split over the block, every store between barriers (see print_rows.rs) */";
 
 /// How the block shares the kernel's rows or columns: tile-plan's fact
-/// ([`Kernel::sharing`]), or for a kernel built without `compile`,
-/// tile-plan's rule applied to its body.
+/// ([`Kernel::sharing`]). A kernel that does not record it (built by hand,
+/// not by `compile`) runs each row on one thread, in order: this layer
+/// never decides that a row may split.
 pub(crate) fn sharing(k: &Kernel) -> Sharing {
     k.sharing
         .clone()
-        .unwrap_or_else(|| tile_plan::sharing(&k.body))
+        .unwrap_or_else(|| Sharing::InOrder("the plan records no sharing for this kernel".into()))
 }
 
 /// Whether the block splits the kernel's rows or columns ([`sharing`]
 /// without copying the reason: launches ask it).
 pub(crate) fn splits(k: &Kernel) -> bool {
-    match &k.sharing {
-        Some(s) => *s == Sharing::Split,
-        None => tile_plan::sharing(&k.body) == Sharing::Split,
-    }
+    k.sharing == Some(Sharing::Split)
 }
 
 /// A statement of a lockstep row ([`Sharing::Lockstep`]: every thread

@@ -125,17 +125,30 @@ fn load_name(n: usize) -> String {
     format!("__gq{n}")
 }
 
+/// The shape every 16-byte access of this layer has: `buf` is an `f32`
+/// parameter and `idx`'s last index is affine with coefficient 1 in `var`.
+/// Returns that index's affine form and the outer indices; each caller
+/// adds what must be fixed over its loop.
+pub(crate) fn unit_stride<'i>(
+    program: &Program,
+    var: &str,
+    buf: &str,
+    idx: &'i [Expr],
+) -> Option<(Affine, &'i [Expr])> {
+    let param = program.param(buf)?;
+    if param.dtype != DType::F32 || param.dims.len() != idx.len() {
+        return None;
+    }
+    let (last, rest) = idx.split_last()?;
+    let a = Affine::of(last)?;
+    (a.coeff(var) == 1).then_some((a, rest))
+}
+
 /// Whether `buf[idx]` is an `f32` access whose last index is `var + c`
 /// and whose other indices and `c` are fixed over the loop (`bound`: the
 /// names the body binds).
 fn contiguous(program: &Program, var: &str, bound: &[String], buf: &str, idx: &[Expr]) -> bool {
-    let Some(param) = program.param(buf) else {
-        return false;
-    };
-    if param.dtype != DType::F32 || param.dims.len() != idx.len() {
-        return false;
-    }
-    let Some((last, rest)) = idx.split_last() else {
+    let Some((a, rest)) = unit_stride(program, var, buf, idx) else {
         return false;
     };
     let fixed = |e: &Expr| {
@@ -143,13 +156,9 @@ fn contiguous(program: &Program, var: &str, bound: &[String], buf: &str, idx: &[
         e.free_vars(&mut free);
         !e.has_reduction() && free.iter().all(|n| n != var && !bound.contains(n))
     };
-    let Some(a) = Affine::of(last) else {
-        return false;
-    };
-    a.coeff(var) == 1
-        && a.terms.keys().all(|n| n == var || !bound.contains(n))
+    a.terms.keys().all(|n| n == var || !bound.contains(n))
         && rest.iter().all(fixed)
-        && !has_load(last)
+        && idx.last().is_some_and(|last| !has_load(last))
 }
 
 fn has_load(e: &Expr) -> bool {
@@ -173,14 +182,17 @@ fn replace(e: &mut Expr, loads: &[(String, Vec<Expr>)]) {
 
 /// The vector form of `each`, when every load in it is contiguous and
 /// checked at the loop's entry and (for statements) the body is bindings
-/// and checked contiguous stores to distinct buffers it does not read.
+/// and checked contiguous stores whose quads may load before they store
+/// ([`tile_plan::batch_refusal`]: distinct buffers the body does not read).
 fn vector(p: &Printer, rl: &RowLoop, each: &Each) -> Option<Vector> {
     let mut bound = Vec::new();
-    let mut stored: Vec<String> = Vec::new();
     let mut exprs: Vec<&Expr> = Vec::new();
     match each {
         Each::Reduce { body, .. } => exprs.push(body),
         Each::Stmts { body, .. } => {
+            if tile_plan::batch_refusal(body).is_some() {
+                return None;
+            }
             for s in body.iter() {
                 match s {
                     Stmt::Let { name, value, .. } => {
@@ -193,14 +205,12 @@ fn vector(p: &Printer, rl: &RowLoop, each: &Each) -> Option<Vector> {
                     Stmt::Store {
                         buf, idx, value, ..
                     } => {
-                        if stored.contains(buf)
-                            || !p.store_checked(s)
+                        if !p.store_checked(s)
                             || !contiguous(rl.program, rl.var, &bound, buf, idx)
                             || value.has_reduction()
                         {
                             return None;
                         }
-                        stored.push(buf.clone());
                         exprs.push(value);
                     }
                     _ => return None,
@@ -213,10 +223,7 @@ fn vector(p: &Printer, rl: &RowLoop, each: &Each) -> Option<Vector> {
     for e in &exprs {
         e.walk(&mut |x| {
             if let Expr::Load { buf, idx, .. } = x {
-                if !p.load_checked(x)
-                    || stored.contains(buf)
-                    || !contiguous(rl.program, rl.var, &bound, buf, idx)
-                {
+                if !p.load_checked(x) || !contiguous(rl.program, rl.var, &bound, buf, idx) {
                     ok = false;
                 } else if !loads.iter().any(|(b, i)| b == buf && i == idx) {
                     loads.push((buf.clone(), idx.clone()));

@@ -127,7 +127,8 @@ impl Printer<'_> {
             t = self.d.int
         ));
         if rest.is_empty() {
-            // Lane independence is tile-plan's fact.
+            // Lane independence is tile-plan's rule (`Kernel::lanes` records its
+            // verdict for the plan's own loops).
             let vectorize = self.vector_loops && tile_plan::lanes_independent(&lv.name, body);
             self.loop_level(&lv.name, &blo, &bhi, body, vectorize);
         } else {

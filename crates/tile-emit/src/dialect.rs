@@ -11,6 +11,8 @@
 pub struct Dialect {
     /// A short name, for messages.
     pub name: &'static str,
+    /// The language's name in the file header (`C`, `CUDA`).
+    pub language: &'static str,
     /// Scalar value type of `f32` values.
     pub f32: &'static str,
     /// Scalar value type of `f64` values.
@@ -75,9 +77,22 @@ pub struct VectorSpelling {
     pub mask8: &'static str,
 }
 
+impl Dialect {
+    /// The first line of every kernel file: the language, the program and
+    /// how many kernels follow.
+    pub fn file_header(&self, program: &str, kernels: usize) -> String {
+        format!(
+            "/* Tile: {} kernels of program `{program}` ({kernels} kernel{}). */\n",
+            self.language,
+            if kernels == 1 { "" } else { "s" }
+        )
+    }
+}
+
 /// C for CPUs: GCC/Clang vector extensions, helpers named `tile_*`.
 pub const C: Dialect = Dialect {
     name: "c",
+    language: "C",
     f32: "float",
     f64: "double",
     int: "int64_t",
@@ -111,6 +126,7 @@ pub const C: Dialect = Dialect {
 /// by a back end yet; it shows what a second dialect changes.
 pub const CUDA: Dialect = Dialect {
     name: "cuda",
+    language: "CUDA",
     f32: "float",
     f64: "double",
     int: "long long",

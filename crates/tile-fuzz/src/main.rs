@@ -34,6 +34,7 @@ struct Args {
     cases: u64,
     asan: bool,
     worker: Option<(u64, u64)>,
+    write: Option<String>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -43,6 +44,7 @@ fn parse_args() -> Result<Args, String> {
         cases: u64::MAX,
         asan: false,
         worker: None,
+        write: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -60,13 +62,14 @@ fn parse_args() -> Result<Args, String> {
                     .map_err(|_| "--cases: an integer")?
             }
             "--asan" => a.asan = true,
+            "--write" => a.write = Some(value("--write")?),
             "--worker" => {
                 let from = value("--worker")?.parse().map_err(|_| "--worker FROM TO")?;
                 let to = value("--worker")?.parse().map_err(|_| "--worker FROM TO")?;
                 a.worker = Some((from, to));
             }
             "-h" | "--help" => {
-                println!("tile-fuzz [--seconds N (60)] [--seed S (1)] [--cases N] [--asan]\n\nRandom index- and size-arithmetic programs on the interpreter and the CPU\nback end; --asan builds the kernels with AddressSanitizer. Exits 1 on any\ncrash, sanitizer report or disagreement.");
+                println!("tile-fuzz [--seconds N (60)] [--seed S (1)] [--cases N] [--asan]\ntile-fuzz --write DIR --cases N [--seed S (1)]\n\nRandom index- and size-arithmetic programs on the interpreter and the CPU\nback end; --asan builds the kernels with AddressSanitizer. Exits 1 on any\ncrash, sanitizer report or disagreement.\n\n--write DIR runs nothing: it writes the first N programs of the seed as\nDIR/caseK.tile (a corpus for checking that a change leaves the emitted\nsources byte-identical: bench/emit_all.sh).");
                 std::process::exit(0);
             }
             other => return Err(format!("unknown argument `{other}` (see --help)")),
@@ -83,10 +86,33 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(dir) = &args.write {
+        return write_cases(dir, args.seed, args.cases);
+    }
     match args.worker {
         Some((from, to)) => worker(args.seed, from, to, args.asan),
         None => parent(&args),
     }
+}
+
+/// Writes the programs of cases `0..cases` of `seed` as `dir/caseK.tile`.
+fn write_cases(dir: &str, seed: u64, cases: u64) -> ExitCode {
+    if cases == u64::MAX {
+        eprintln!("tile-fuzz: --write needs --cases N");
+        return ExitCode::from(2);
+    }
+    if let Err(e) = std::fs::create_dir_all(dir) {
+        eprintln!("tile-fuzz: cannot create {dir}: {e}");
+        return ExitCode::FAILURE;
+    }
+    for n in 0..cases {
+        let path = std::path::Path::new(dir).join(format!("case{n}.tile"));
+        if let Err(e) = std::fs::write(&path, generate::case(seed, n).text) {
+            eprintln!("tile-fuzz: cannot write {}: {e}", path.display());
+            return ExitCode::FAILURE;
+        }
+    }
+    ExitCode::SUCCESS
 }
 
 /// Runs cases `from..to`, announcing each before it starts.

@@ -2,9 +2,10 @@
 //! its own mapping's freedom of order. This is how the legality property
 //! test checks the planner: parallel mappings must give the sequential
 //! result whatever order their work items run in. Shuffled runs also walk
-//! the inner loops of rows and columns the block may split
-//! ([`crate::Sharing::Split`]) backwards: their iterations run on
-//! different threads and lanes, so no iteration may depend on another.
+//! backwards every innermost loop whose iterations may run as lanes or
+//! threads ([`crate::lane_refusal`]: the loops the CPU vectorises, in any
+//! kernel, and those a block splits, [`crate::Sharing::Split`]), so no
+//! iteration of such a loop may depend on another.
 
 use std::collections::BTreeMap;
 use tile_ir::interp::{Env, Machine, RunError, Value};
@@ -115,10 +116,16 @@ fn run_items(
     order: Order,
 ) -> Result<(), RunError> {
     let mut env = Env::new(sizes);
+    let body = if matches!(order, Order::Shuffled(_)) {
+        let split = k.sharing == Some(Sharing::Split);
+        std::borrow::Cow::Owned(reversed_lane_loops(body, split))
+    } else {
+        std::borrow::Cow::Borrowed(body)
+    };
     // A full reduction's work items are chunks of one statement: run it
     // once.
     if matches!(k.mapping, Mapping::Serial | Mapping::FullReduction) {
-        return m.exec(body, &mut env);
+        return m.exec(&body, &mut env);
     }
     // The domain's points, in order or shuffled; sequential runs never
     // materialise them.
@@ -131,12 +138,6 @@ fn run_items(
     let total = k
         .work_items(sizes)
         .map_err(|e| RunError::TooLarge(e.to_string()))?;
-    let split = k.sharing == Some(Sharing::Split) && matches!(order, Order::Shuffled(_));
-    let body = if split {
-        std::borrow::Cow::Owned(reversed_inner_loops(body))
-    } else {
-        std::borrow::Cow::Borrowed(body)
-    };
     let mut run_point = |p: i64, env: &mut Env| -> Result<(), RunError> {
         let depth = env.len();
         let mut rest = p;
@@ -192,13 +193,19 @@ fn shuffle(v: &mut [i64], seed: u64) {
     }
 }
 
-/// `body` with each top-level single-variable loop walked backwards:
+/// `body` with each innermost single-variable loop whose iterations may
+/// run as lanes ([`crate::lane_refusal`]) walked backwards, at any depth:
 /// `for j in lo..hi { S }` becomes `for __rev_j in lo..hi { j = lo + hi -
-/// 1 - __rev_j; S }`.
-fn reversed_inner_loops(body: &[Stmt]) -> Vec<Stmt> {
+/// 1 - __rev_j; S }`. With `split` (a row or column the block splits)
+/// every top-level single-variable loop is walked backwards too, whatever
+/// the rule says: [`crate::find_row_forms`] splits only rows whose loops
+/// are such loops, and a test that forces a split shows it matters.
+fn reversed_lane_loops(body: &[Stmt], split: bool) -> Vec<Stmt> {
     body.iter()
         .map(|s| match s {
-            Stmt::For { vars, body, span } if vars.len() == 1 => {
+            Stmt::For { vars, body, span }
+                if vars.len() == 1 && (split || crate::lanes_independent(&vars[0].name, body)) =>
+            {
                 let v = &vars[0];
                 let rev = format!("__rev_{}", v.name);
                 let last = Expr::binary(
@@ -222,6 +229,22 @@ fn reversed_inner_loops(body: &[Stmt]) -> Vec<Stmt> {
                     span: *span,
                 }
             }
+            Stmt::For { vars, body, span } => Stmt::For {
+                vars: vars.clone(),
+                body: reversed_lane_loops(body, false),
+                span: *span,
+            },
+            Stmt::If {
+                cond,
+                then,
+                els,
+                span,
+            } => Stmt::If {
+                cond: cond.clone(),
+                then: reversed_lane_loops(then, false),
+                els: reversed_lane_loops(els, false),
+                span: *span,
+            },
             s => s.clone(),
         })
         .collect()

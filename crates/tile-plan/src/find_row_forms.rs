@@ -14,8 +14,7 @@
 //!
 //! The reason of the last two names the statement and its line.
 
-use crate::affine::Affine;
-use crate::{Kernel, Mapping};
+use crate::{lanes_independent, Kernel, Mapping};
 use tile_ir::{Expr, Stmt};
 
 /// How a block's threads share a row (or column) of a kernel.
@@ -112,62 +111,4 @@ fn unshareable(s: &Stmt) -> Option<String> {
             .then(|| format!("a store indexed by a reduction at line {line}")),
         Stmt::If { .. } => Some(format!("an `if` at line {line}")),
     }
-}
-
-/// Can the iterations of an innermost `for` over `var` run as vector lanes
-/// (or threads) without changing what the loop computes? Yes when the
-/// body has no inner loop and every buffer it writes is read and written
-/// only at one index, which moves with `var` (so iterations touch disjoint
-/// elements). Distinct parameters never overlap (the runtimes check it).
-pub fn lanes_independent(var: &str, body: &[Stmt]) -> bool {
-    let mut ok = true;
-    let mut stores: Vec<(String, Vec<Expr>)> = Vec::new();
-    for s in body {
-        s.walk(&mut |t| match t {
-            Stmt::For { .. } => ok = false,
-            Stmt::Store { buf, idx, .. } => stores.push((buf.clone(), idx.clone())),
-            _ => {}
-        });
-    }
-    if !ok {
-        return false;
-    }
-    let mut bound: Vec<String> = Vec::new();
-    for s in body {
-        s.walk(&mut |t| {
-            if let Stmt::Let { name, .. } = t {
-                bound.push(name.clone());
-            }
-        });
-    }
-    for (buf, idx) in &stores {
-        // Injective in `var`: some dimension is `a * var + c` (a != 0) with
-        // `c` fixed over the loop (no name bound inside the body).
-        let moves = idx.iter().any(|e| {
-            Affine::of(e)
-                .is_some_and(|a| a.coeff(var) != 0 && a.terms.keys().all(|n| !bound.contains(n)))
-        });
-        if !moves {
-            return false;
-        }
-        let mut same = true;
-        for s in body {
-            s.walk(&mut |t| {
-                if let Stmt::Store { buf: b, idx: i, .. } = t {
-                    same &= b != buf || i == idx;
-                }
-            });
-            s.walk_exprs(&mut |e| {
-                e.walk(&mut |x| {
-                    if let Expr::Load { buf: b, idx: i, .. } = x {
-                        same &= b != buf || i == idx;
-                    }
-                })
-            });
-        }
-        if !same {
-            return false;
-        }
-    }
-    true
 }

@@ -3,9 +3,9 @@
 //!
 //! [`compile`] is the whole pipeline, in order:
 //! `verify -> fold_constants -> share_common_values -> remove_dead_code ->
-//! find_unused_inputs -> plan_groups -> find_row_forms -> find_reread_rows ->
-//! cache_reduced_values -> interchange_columns -> interchange_row_loops ->
-//! find_costs`. With `TILE_LOG=passes` in the
+//! find_unused_inputs -> plan_groups -> find_lane_loops -> find_row_forms ->
+//! find_reread_rows -> cache_reduced_values -> interchange_columns ->
+//! interchange_row_loops -> find_costs`. With `TILE_LOG=passes` in the
 //! environment it prints the program after each pass to stderr.
 //!
 //! ```
@@ -29,6 +29,7 @@ mod check_ranges;
 mod execute;
 mod find_costs;
 mod find_hazards;
+mod find_lane_loops;
 mod find_reread_rows;
 mod find_row_forms;
 mod find_unused_inputs;
@@ -48,8 +49,11 @@ pub use execute::{execute_plan, Order};
 pub use find_hazards::{
     find_element_hazards, find_nest_dependency, find_row_hazards, find_split_hazards,
 };
+pub use find_lane_loops::{
+    batch_refusal, find_lane_loops, lane_refusal, lanes_independent, LaneLoop,
+};
 pub use find_reread_rows::{find_reread_rows, row_level_loads, Reread};
-pub use find_row_forms::{find_row_forms, lanes_independent, sharing, Sharing};
+pub use find_row_forms::{find_row_forms, sharing, Sharing};
 pub use find_unused_inputs::find_unused_inputs;
 pub use fold_constants::{fold_constants, fold_expr};
 pub use interchange_columns::{
@@ -135,6 +139,7 @@ pub fn compile_skipping(
     }
     let unused = find_unused_inputs(&p);
     let mut plan = plan_groups(&p, unused, options.fusion);
+    find_lane_loops(&mut plan.kernels);
     find_row_forms(&mut plan.kernels);
     find_reread_rows(&p, &mut plan.kernels);
     if log {

@@ -134,6 +134,11 @@ pub struct Kernel {
     /// read whole and the kernel never writes, which a target may read
     /// once per row ([`crate::find_reread_rows`]).
     pub rereads: Vec<crate::Reread>,
+    /// Innermost loops (and an element kernel's innermost domain
+    /// variable): whether their iterations may run as lanes or threads,
+    /// and whether a group of them may load before it stores
+    /// ([`crate::find_lane_loops`]).
+    pub lanes: Vec<crate::LaneLoop>,
 }
 
 impl Kernel {
@@ -253,6 +258,12 @@ impl Plan {
                         "range": format!("{}..{}", r.lo, r.hi),
                         "readers": r.readers,
                     })).collect::<Vec<_>>(),
+                    "lanes": k.lanes.iter().map(|l| json!({
+                        "var": l.var,
+                        "line": l.line,
+                        "lanes": l.lanes,
+                        "batch": l.batch,
+                    })).collect::<Vec<_>>(),
                     "interchanged": k.interchanged.as_ref().map(|c| json!({
                         "block": crate::COLUMN_BLOCK,
                         "loops": c.loops,
@@ -327,6 +338,9 @@ impl fmt::Display for Plan {
                         row.lo, row.hi, row.name
                     )?;
                 }
+            }
+            for l in &k.lanes {
+                writeln!(f, "     lanes:  {}", l.describe())?;
             }
             for r in &k.rereads {
                 writeln!(

@@ -318,6 +318,7 @@ fn kernel(mapping: Mapping, domain: Vec<LoopVar>, body: Vec<Stmt>, lines: Vec<u3
         cached: None,
         interchanged: None,
         rereads: Vec::new(),
+        lanes: Vec::new(),
     }
 }
 

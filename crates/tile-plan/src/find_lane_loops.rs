@@ -1,0 +1,200 @@
+//! Which loops of a kernel may run several iterations at once, and how:
+//! the two lane rules every target asks, and [`Kernel::lanes`], where the
+//! plan records their verdicts for each innermost loop so that `tile plan`
+//! shows them.
+//!
+//! - [`lane_refusal`]: may the iterations of an innermost `for` run as
+//!   vector lanes or as threads (each in its own order)? The CPU
+//!   vectorises such loops, row kernels split them over a block's threads
+//!   ([`crate::find_row_forms`]), and `interchange_row_loops` blocks them.
+//! - [`batch_refusal`]: may a group of consecutive iterations run with all
+//!   of the group's loads before any of its stores? The CUDA target reads
+//!   four elements as one 16-byte vector and writes four as one, which
+//!   moves every load of a quad ahead of its stores.
+//!
+//! Each answer is `None` (allowed) or the rule that refuses, naming the
+//! buffer, so a plan says why a loop runs one iteration at a time.
+
+use crate::affine::Affine;
+use crate::{Kernel, Mapping};
+use tile_ir::{Expr, Stmt};
+
+/// The lane rules' verdicts for one loop of a kernel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LaneLoop {
+    /// The loop variable.
+    pub var: String,
+    /// The `for` keyword's line; 0 for an element kernel's innermost
+    /// domain variable (no loop of its own).
+    pub line: u32,
+    /// [`lane_refusal`]: `None` when iterations may run as lanes or
+    /// threads.
+    pub lanes: Option<String>,
+    /// [`batch_refusal`]: `None` when a group's loads may run before its
+    /// stores.
+    pub batch: Option<String>,
+}
+
+impl LaneLoop {
+    /// The line `tile plan` prints.
+    pub fn describe(&self) -> String {
+        let at = if self.line == 0 {
+            format!("{} (the innermost domain variable)", self.var)
+        } else {
+            format!("{} at line {}", self.var, self.line)
+        };
+        let lanes = match &self.lanes {
+            None => "iterations independent".to_string(),
+            Some(why) => format!("one iteration at a time ({why})"),
+        };
+        let batch = match (&self.lanes, &self.batch) {
+            (Some(_), _) => String::new(),
+            (None, None) => "; a group's loads may run before its stores".to_string(),
+            (None, Some(why)) => format!("; loads stay after earlier stores ({why})"),
+        };
+        format!("{at}: {lanes}{batch}")
+    }
+}
+
+/// Sets [`Kernel::lanes`] of every kernel: its innermost single-variable
+/// loops in program order, and for element kernels the innermost domain
+/// variable.
+pub fn find_lane_loops(kernels: &mut [Kernel]) {
+    for k in kernels {
+        let mut found = Vec::new();
+        if k.mapping == Mapping::ElementGrid {
+            if let Some(v) = k.domain.last() {
+                // The grid's points are independent (find_hazards proved
+                // it), so only the batch rule can refuse.
+                found.push(LaneLoop {
+                    var: v.name.clone(),
+                    line: 0,
+                    lanes: None,
+                    batch: batch_refusal(&k.body),
+                });
+            }
+        }
+        for s in &k.body {
+            s.walk(&mut |t| {
+                let Stmt::For {
+                    vars, body, span, ..
+                } = t
+                else {
+                    return;
+                };
+                let innermost = body.iter().all(|u| {
+                    let mut nested = false;
+                    u.walk(&mut |w| nested |= matches!(w, Stmt::For { .. }));
+                    !nested
+                });
+                if let ([v], true) = (vars.as_slice(), innermost) {
+                    found.push(LaneLoop {
+                        var: v.name.clone(),
+                        line: span.line,
+                        lanes: lane_refusal(&v.name, body),
+                        batch: batch_refusal(body),
+                    });
+                }
+            });
+        }
+        k.lanes = found;
+    }
+}
+
+/// Whether the iterations of an innermost `for` over `var` may run as
+/// vector lanes or threads ([`lane_refusal`] allows it).
+pub fn lanes_independent(var: &str, body: &[Stmt]) -> bool {
+    lane_refusal(var, body).is_none()
+}
+
+/// Why the iterations of an innermost `for` over `var` with statements
+/// `body` may not run as vector lanes (or threads) without changing what
+/// the loop computes; `None` when they may. They may when the body has no
+/// inner loop and every buffer it writes is read and written only at one
+/// index, which moves with `var` (so iterations touch disjoint elements).
+/// Distinct parameters never overlap (the runtimes check it).
+pub fn lane_refusal(var: &str, body: &[Stmt]) -> Option<String> {
+    let mut nested = false;
+    let mut stores: Vec<(String, Vec<Expr>)> = Vec::new();
+    let mut bound: Vec<String> = Vec::new();
+    for s in body {
+        s.walk(&mut |t| match t {
+            Stmt::For { .. } => nested = true,
+            Stmt::Store { buf, idx, .. } => stores.push((buf.clone(), idx.clone())),
+            Stmt::Let { name, .. } => bound.push(name.clone()),
+            Stmt::If { .. } => {}
+        });
+    }
+    if nested {
+        return Some("it holds a loop".into());
+    }
+    for (buf, idx) in &stores {
+        // Injective in `var`: some dimension is `a * var + c` (a != 0) with
+        // `c` fixed over the loop (no name bound inside the body).
+        let moves = idx.iter().any(|e| {
+            Affine::of(e)
+                .is_some_and(|a| a.coeff(var) != 0 && a.terms.keys().all(|n| !bound.contains(n)))
+        });
+        if !moves {
+            return Some(format!(
+                "`{buf}` is stored at an index that does not move with `{var}`"
+            ));
+        }
+        let mut same = true;
+        for s in body {
+            s.walk(&mut |t| {
+                if let Stmt::Store { buf: b, idx: i, .. } = t {
+                    same &= b != buf || i == idx;
+                }
+            });
+            s.walk_exprs(&mut |e| {
+                e.walk(&mut |x| {
+                    if let Expr::Load { buf: b, idx: i, .. } = x {
+                        same &= b != buf || i == idx;
+                    }
+                })
+            });
+        }
+        if !same {
+            return Some(format!("`{buf}` is stored and read at different indices"));
+        }
+    }
+    None
+}
+
+/// Why a group of consecutive iterations of a loop (or of an element
+/// kernel's innermost variable) whose iterations are independent, with
+/// statements `body`, may not run with all the group's loads before its
+/// stores; `None` when it may: no buffer the body stores is read in it,
+/// and none is stored twice. Independence alone is not enough: in
+/// `y[j] = x[j]; z[j] = y[j]` each iteration reads the `y` it just wrote.
+pub fn batch_refusal(body: &[Stmt]) -> Option<String> {
+    let mut stored: Vec<String> = Vec::new();
+    let mut twice = None;
+    for s in body {
+        s.walk(&mut |t| {
+            if let Stmt::Store { buf, .. } = t {
+                if stored.contains(buf) {
+                    twice.get_or_insert_with(|| buf.clone());
+                }
+                stored.push(buf.clone());
+            }
+        });
+    }
+    if let Some(buf) = twice {
+        return Some(format!("`{buf}` is stored twice"));
+    }
+    let mut read = None;
+    for s in body {
+        s.walk_exprs(&mut |e| {
+            e.walk(&mut |x| {
+                if let Expr::Load { buf, .. } = x {
+                    if read.is_none() && stored.contains(buf) {
+                        read = Some(buf.clone());
+                    }
+                }
+            })
+        });
+    }
+    read.map(|buf| format!("`{buf}` is stored and also read"))
+}
