@@ -115,12 +115,8 @@ fn print_kernel(
     blocks: bool,
 ) -> tile_emit::Printed {
     let extended = tile_plan::with_scratch(program, scratch);
-    // A full reduction's rewritten expressions, built once for every entry
-    // point (the printer keys sites by node identity).
-    let full = (k.mapping == Mapping::FullReduction)
-        .then(|| tile_emit::FullParts::of(program, k))
-        .flatten()
-        .map(crate::split_full::FullPrint);
+    // A full reduction's parts, built by tile-plan.
+    let full = k.full.as_ref().map(crate::split_full::FullPrint);
     let mut p = Printer::new(&dialect::C, &extended);
     let domain: Vec<String> = k
         .domain

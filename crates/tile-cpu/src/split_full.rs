@@ -8,20 +8,20 @@ use tile_emit::Printer;
 use tile_plan::Kernel;
 
 /// Prints a full reduction's two functions from its parts.
-pub(crate) struct FullPrint(pub tile_emit::FullParts);
+pub(crate) struct FullPrint<'a>(pub &'a tile_plan::FullParts);
 
-impl FullPrint {
+impl FullPrint<'_> {
     /// The body of `tile_kN`: chunks `[lo, hi)` into `tile_part`, which
     /// follows the kernel's `nparams` parameters in `A`.
     pub(crate) fn print_chunks(&self, p: &mut Printer, nparams: usize) {
         p.line(format!(
             "double *restrict tile_part = (double *)A[{nparams}];"
         ));
-        p.full_range(&self.0, false);
+        p.full_range(self.0, false);
         p.open("for (int64_t c = lo; c < hi; c++)");
         p.line("const int64_t fcl = frl + c * flen, fch = frh - fcl < flen ? frh : fcl + flen;");
         let depth = p.scope_len();
-        let (clo, chi, _) = tile_emit::full_names();
+        let (clo, chi, _) = tile_plan::full_names();
         p.bind_loop(&clo, "fcl");
         p.bind_loop(&chi, "fch");
         if self.0.nested {
@@ -72,7 +72,7 @@ impl FullPrint {
         let line = p.combine_f64(self.0.op, "fcomb", "tile_part[c]");
         p.line(line);
         p.close();
-        p.full_store(&self.0, "fcomb");
+        p.full_store(self.0, "fcomb");
         p.truncate_scope(depth);
         p.close();
     }

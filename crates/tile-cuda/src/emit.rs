@@ -205,11 +205,8 @@ fn kernel(
         Some(r) => tile_plan::with_scratch(program, &r.scratch),
         None => program.clone(),
     };
-    // A full reduction's rewritten expressions, alive until printing ends.
-    let full = (k.mapping == Mapping::FullReduction)
-        .then(|| tile_emit::FullParts::of(program, k))
-        .flatten()
-        .map(crate::print_full::FullPrint);
+    // A full reduction's parts, built by tile-plan.
+    let full = k.full.as_ref().map(crate::print_full::FullPrint);
     let mut p = Printer::new(&dialect::CUDA, &extended);
     p.set_site_base(site_base as u32);
     let domain: Vec<String> = k

@@ -11,9 +11,9 @@ use tile_emit::{Printer, VTy};
 use tile_ir::Program;
 
 /// Prints a full reduction's two entry points from its parts.
-pub(crate) struct FullPrint(pub tile_emit::FullParts);
+pub(crate) struct FullPrint<'a>(pub &'a tile_plan::FullParts);
 
-impl FullPrint {
+impl FullPrint<'_> {
     /// The body of `tile_kN` (one block per chunk, a grid-stride loop).
     pub(crate) fn print_chunks(&self, p: &mut Printer, nparams: usize, program: &Program) {
         // One quad per step: more in flight measured slower on an H200
@@ -23,12 +23,12 @@ impl FullPrint {
         p.line(format!(
             "double *__restrict__ tile_part = (double *)a.A[{nparams}];"
         ));
-        p.full_range(&self.0, true);
+        p.full_range(self.0, true);
         p.line("__shared__ double tile_smem[64];");
         p.open("for (long long c = blockIdx.x; c < fcount; c += gridDim.x)");
         p.line("const long long fcl = frl + c * flen, fch = frh - fcl < flen ? frh : fcl + flen;");
         let depth = p.scope_len();
-        let (clo, chi, _) = tile_emit::full_names();
+        let (clo, chi, _) = tile_plan::full_names();
         p.bind_loop(&clo, "fcl");
         p.bind_loop(&chi, "fch");
         if self.0.deep {
@@ -94,7 +94,7 @@ impl FullPrint {
             "const double *__restrict__ tile_part = (const double *)a.A[{nparams}];"
         ));
         p.line("if (blockIdx.x != 0) return;");
-        p.full_range(&self.0, true);
+        p.full_range(self.0, true);
         let (init, _) = p.full_literals(self.0.op);
         p.line("__shared__ double tile_smem[64];");
         p.line(format!("double fcomb = {init};"));
@@ -107,6 +107,6 @@ impl FullPrint {
         let f = p.helper_call(&format!("tile_block_{}_f64", self.0.op.name()));
         p.line(format!("fcomb = {f}(fcomb, tile_smem);"));
         p.line("if (threadIdx.x != 0) return;");
-        p.full_store(&self.0, "fcomb");
+        p.full_store(self.0, "fcomb");
     }
 }

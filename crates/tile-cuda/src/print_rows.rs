@@ -114,7 +114,8 @@ pub(crate) fn row_reduction(
         }
         let mut a = 0;
         while a < stmts.len() {
-            if let Some(op) = fused_fill(&stmts, a, plan) {
+            let scratch = plan.map_or(&[][..], |pl| &pl.scratch[..]);
+            if let Some(op) = tile_plan::fill_read_back(&stmts, a, scratch) {
                 fill_and_reduce(p, &stmts[a], &stmts[a + 1], op, &mut ctx);
                 a += 2;
                 continue;
@@ -547,65 +548,10 @@ fn loop_bounds(p: &mut Printer, lo: &Expr, hi: &Expr) -> (String, String) {
     (bl, bh)
 }
 
-/// A scratch row's fill at `stmts[a]` whose values the binding at
-/// `stmts[a + 1]` reduces directly (`op(j in lo..hi: __scrN[j])` over the
-/// fill's range): the reduction's operator.
-fn fused_fill(stmts: &[Stmt], a: usize, plan: Option<&RowPlan>) -> Option<ReduceOp> {
-    let plan = plan?;
-    let (Stmt::For { vars, body, .. }, Some(Stmt::Let { value, .. })) =
-        (&stmts[a], stmts.get(a + 1))
-    else {
-        return None;
-    };
-    let [lv] = vars.as_slice() else { return None };
-    let [Stmt::Store { buf, idx, .. }] = body.as_slice() else {
-        return None;
-    };
-    if !plan.scratch.iter().any(|s| &s.name == buf) || idx.as_slice() != [Expr::var(&lv.name)] {
-        return None;
-    }
-    reads_back(value, buf, &lv.lo, &lv.hi)
-}
-
-/// The operator of the first top-level reduction in `e` that reads
-/// `buf[v]` over `lo..hi` and nothing else.
-fn reads_back(e: &Expr, buf: &str, lo: &Expr, hi: &Expr) -> Option<ReduceOp> {
-    match e {
-        Expr::Reduce {
-            op,
-            var,
-            lo: l,
-            hi: h,
-            body,
-        } => {
-            let read = Expr::load(buf, vec![Expr::var(var)]);
-            (**l == *lo && **h == *hi && **body == read).then_some(*op)
-        }
-        _ => e
-            .children()
-            .into_iter()
-            .find_map(|c| reads_back(c, buf, lo, hi)),
-    }
-}
-
-/// Replaces the first top-level reduction of `e` that [`reads_back`]
-/// `buf` by `name`.
-fn replace_read_back(e: &mut Expr, buf: &str, lo: &Expr, hi: &Expr, name: &str) -> bool {
-    if let Expr::Reduce { .. } = e {
-        if reads_back(e, buf, lo, hi).is_some() {
-            *e = Expr::var(name);
-            return true;
-        }
-        return false;
-    }
-    e.children_mut()
-        .into_iter()
-        .any(|c| replace_read_back(c, buf, lo, hi, name))
-}
-
 /// Prints a scratch row's fill and the reduction reading it back as one
 /// loop, then the binding (the two one by one when the fill's body has no
-/// vector form). `fill` and `bind` are as [`fused_fill`] found them.
+/// vector form). `fill` and `bind` are as [`tile_plan::fill_read_back`]
+/// found them.
 fn fill_and_reduce(p: &mut Printer, fill: &Stmt, bind: &Stmt, op: ReduceOp, ctx: &mut RowCtx) {
     let (Stmt::For { vars, body, .. }, Stmt::Let { name, value, span }) = (fill, bind) else {
         return;
@@ -636,7 +582,7 @@ fn fill_and_reduce(p: &mut Printer, fill: &Stmt, bind: &Stmt, op: ReduceOp, ctx:
     let result = block_reduce(p, op, VTy::F32, &acc, set);
     empty_range(p, op, VTy::F32, &acc, &bl, &bh);
     let mut v = value.clone();
-    replace_read_back(&mut v, buf, &lv.lo, &lv.hi, &result);
+    tile_plan::replace_read_back(&mut v, buf, &lv.lo, &lv.hi, &result);
     let rest = Stmt::Let {
         name: name.clone(),
         value: v,

@@ -42,4 +42,3 @@ mod split_full;
 
 pub use dialect::{Dialect, VectorSpelling};
 pub use printer::{Printed, Printer, Site, VTy};
-pub use split_full::{full_names, FullParts};

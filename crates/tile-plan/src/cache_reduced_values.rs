@@ -24,9 +24,13 @@
 //! records the rewritten body beside the kernel's own ([`Kernel::cached`]):
 //! a target may run either (CUDA's streaming entry point keeps the plain
 //! body, since it has no scratch storage).
+//!
+//! The fill and the reduction right after it that reads the scratch row
+//! back may run as one loop ([`fill_read_back`]: the rule, which the CUDA
+//! row kernels ask, is here with the rewrite that makes the pair).
 
 use crate::{Kernel, Mapping};
-use tile_ir::{BinOp, DType, Expr, Func, LoopVar, Program, Stmt};
+use tile_ir::{BinOp, DType, Expr, Func, LoopVar, Program, ReduceOp, Stmt};
 
 /// A row kernel's body with reduced values cached in scratch rows.
 #[derive(Clone, Debug, PartialEq)]
@@ -362,6 +366,65 @@ fn same(target: &Expr, e: &Expr, env: &[(String, Expr)]) -> bool {
             .iter()
             .zip(e.children())
             .all(|(t, c)| same(t, c, env))
+}
+
+/// A fill of one of the `scratch` rows at `stmts[a]` whose values the
+/// binding at `stmts[a + 1]` reduces directly (`op(j in lo..hi: __scrN[j])`
+/// over the fill's range): the reduction's operator. Such a fill and
+/// reduction may run as one loop, each iteration storing its value and
+/// combining it (the reduction reads exactly what the fill's iteration
+/// wrote, in the same order); a target that does so replaces the
+/// reduction with its result ([`replace_read_back`]).
+pub fn fill_read_back(stmts: &[Stmt], a: usize, scratch: &[ScratchRow]) -> Option<ReduceOp> {
+    let (Stmt::For { vars, body, .. }, Some(Stmt::Let { value, .. })) =
+        (&stmts[a], stmts.get(a + 1))
+    else {
+        return None;
+    };
+    let [lv] = vars.as_slice() else { return None };
+    let [Stmt::Store { buf, idx, .. }] = body.as_slice() else {
+        return None;
+    };
+    if !scratch.iter().any(|s| &s.name == buf) || idx.as_slice() != [Expr::var(&lv.name)] {
+        return None;
+    }
+    reads_back(value, buf, &lv.lo, &lv.hi)
+}
+
+/// The operator of the first top-level reduction in `e` that reads
+/// `buf[v]` over `lo..hi` and nothing else.
+fn reads_back(e: &Expr, buf: &str, lo: &Expr, hi: &Expr) -> Option<ReduceOp> {
+    match e {
+        Expr::Reduce {
+            op,
+            var,
+            lo: l,
+            hi: h,
+            body,
+        } => {
+            let read = Expr::load(buf, vec![Expr::var(var)]);
+            (**l == *lo && **h == *hi && **body == read).then_some(*op)
+        }
+        _ => e
+            .children()
+            .into_iter()
+            .find_map(|c| reads_back(c, buf, lo, hi)),
+    }
+}
+
+/// Replaces the first top-level reduction of `e` that [`reads_back`]
+/// `buf` by `name`.
+pub fn replace_read_back(e: &mut Expr, buf: &str, lo: &Expr, hi: &Expr, name: &str) -> bool {
+    if let Expr::Reduce { .. } = e {
+        if reads_back(e, buf, lo, hi).is_some() {
+            *e = Expr::var(name);
+            return true;
+        }
+        return false;
+    }
+    e.children_mut()
+        .into_iter()
+        .any(|c| replace_read_back(c, buf, lo, hi, name))
 }
 
 #[cfg(test)]

@@ -3,8 +3,8 @@
 //!
 //! [`compile`] is the whole pipeline, in order:
 //! `verify -> fold_constants -> share_common_values -> remove_dead_code ->
-//! find_unused_inputs -> plan_groups -> find_lane_loops -> find_row_forms ->
-//! find_reread_rows -> cache_reduced_values -> interchange_columns ->
+//! find_unused_inputs -> plan_groups -> split_full_reductions -> find_lane_loops
+//! -> find_row_forms -> find_reread_rows -> cache_reduced_values -> interchange_columns ->
 //! interchange_row_loops -> find_costs`. With `TILE_LOG=passes` in the
 //! environment it prints the program after each pass to stderr.
 //!
@@ -43,7 +43,10 @@ mod remove_dead_code;
 mod share_common_values;
 pub mod split_reductions;
 
-pub use cache_reduced_values::{cache_reduced_values, cache_row, with_scratch, Cached, ScratchRow};
+pub use cache_reduced_values::{
+    cache_reduced_values, cache_row, fill_read_back, replace_read_back, with_scratch, Cached,
+    ScratchRow,
+};
 pub use check_ranges::{check_ranges, RangeError, RangeProof, INDEX_LIMIT};
 pub use execute::{execute_plan, Order};
 pub use find_hazards::{
@@ -64,7 +67,7 @@ pub use plan::{Fallback, Kernel, Mapping, Plan, Rule};
 pub use plan_groups::plan_groups;
 pub use remove_dead_code::remove_dead_code;
 pub use share_common_values::share_common_values;
-pub use split_reductions::{full_chunks, PARTIALS};
+pub use split_reductions::{full_chunks, full_names, split_full_reductions, FullParts, PARTIALS};
 
 use tile_ir::{Program, VerifyError};
 
@@ -139,6 +142,7 @@ pub fn compile_skipping(
     }
     let unused = find_unused_inputs(&p);
     let mut plan = plan_groups(&p, unused, options.fusion);
+    split_full_reductions(&p, &mut plan.kernels);
     find_lane_loops(&mut plan.kernels);
     find_row_forms(&mut plan.kernels);
     find_reread_rows(&p, &mut plan.kernels);
@@ -157,6 +161,13 @@ pub fn compile_skipping(
     plan.notes = find_costs::find_costs(&plan.kernels);
     if log {
         for k in &plan.kernels {
+            if let Some(f) = &k.full {
+                eprintln!("== after split_full_reductions: {} ==", k.name);
+                eprintln!("chunk: {}", f.chunk);
+                for s in &f.finish {
+                    eprintln!("{s}");
+                }
+            }
             if let Some(c) = &k.cached {
                 eprintln!("== after cache_reduced_values: {} ==", k.name);
                 for s in &c.body {

@@ -139,6 +139,9 @@ pub struct Kernel {
     /// and whether a group of them may load before it stores
     /// ([`crate::find_lane_loops`]).
     pub lanes: Vec<crate::LaneLoop>,
+    /// Full reductions: the parts the targets print, the reduction's
+    /// chunk and the final store ([`crate::split_full_reductions`]).
+    pub full: Option<crate::FullParts>,
 }
 
 impl Kernel {

@@ -319,6 +319,7 @@ fn kernel(mapping: Mapping, domain: Vec<LoopVar>, body: Vec<Stmt>, lines: Vec<u3
         interchanged: None,
         rereads: Vec::new(),
         lanes: Vec::new(),
+        full: None,
     }
 }
 

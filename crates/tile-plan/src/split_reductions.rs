@@ -12,8 +12,14 @@
 //! this way everywhere in Tile (rows are split over threads too); the
 //! chunks depend on the range's length only, so the result is the same on
 //! every run and any thread count.
+//!
+//! [`split_full_reductions`] then records each such kernel's parts
+//! ([`FullParts`]: the chunk's reduction, the body, the final store) in
+//! [`Kernel::full`], so the targets print them rather than rewriting the
+//! statement themselves.
 
-use tile_ir::{DType, Expr, LoopVar, Program, Stmt};
+use crate::{Kernel, Mapping};
+use tile_ir::{DType, Expr, Func, LoopVar, Program, ReduceOp, Stmt};
 
 /// The most chunks a full reduction's range is cut into.
 pub const PARTIALS: i64 = 256;
@@ -80,6 +86,155 @@ pub fn top_reductions<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
     for c in e.children() {
         top_reductions(c, out);
     }
+}
+
+/// Sets [`Kernel::full`] of every `full_reduction` kernel.
+pub fn split_full_reductions(program: &Program, kernels: &mut [Kernel]) {
+    for k in kernels {
+        k.full = FullParts::of(program, k);
+    }
+}
+
+/// A full reduction's parts, built once by [`split_full_reductions`]
+/// ([`crate::Kernel::full`]): both targets print its kernels from them, and
+/// a printer keys failure sites by node identity, so every entry point of
+/// a kernel prints the same nodes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FullParts {
+    /// The reduction's operator.
+    pub op: ReduceOp,
+    /// The split variable.
+    pub var: String,
+    /// The range's start (size symbols only).
+    pub lo: Expr,
+    /// One past its end.
+    pub hi: Expr,
+    /// The reduction's type (`f32` or `f64`).
+    pub t: DType,
+    /// Whether the reduced body holds reductions of its own.
+    pub nested: bool,
+    /// Whether those hold reductions in turn.
+    pub deep: bool,
+    /// `op(var in __full_lo0..__full_hi0: f64(body))`.
+    pub chunk: Box<Expr>,
+    /// `f64(body)`.
+    pub body: Box<Expr>,
+    /// When the body is itself a sum over values without reductions
+    /// (`sum(i: sum(j: x[i, j]))`): that sum with its body in `f64`. Both
+    /// ranges may then be walked as one (the values reassociated, as
+    /// chunks are). Not for `max` and `min`: walked as one, an empty inner
+    /// range would drop the identity it gives its row, which decides the
+    /// result when every other value is NaN.
+    pub flat: Option<Box<Expr>>,
+    /// The store, its reduction replaced by `__full_comb`.
+    pub finish: Vec<Stmt>,
+}
+
+/// The IR names the target binds: the chunk's first value, one past its
+/// last, and the combined result.
+pub fn full_names() -> (String, String, String) {
+    (
+        tile_ir::names::generated("full_lo", 0),
+        tile_ir::names::generated("full_hi", 0),
+        tile_ir::names::generated("full_comb", 0),
+    )
+}
+
+/// Whether a reduction in `e` holds another.
+fn nests(e: &Expr) -> bool {
+    let mut n = false;
+    e.walk(&mut |x| {
+        if let Expr::Reduce { body, .. } = x {
+            n |= body.has_reduction();
+        }
+    });
+    n
+}
+
+impl FullParts {
+    /// The parts of `k`, when its body is a store holding one reduction
+    /// (what the planner makes a `full_reduction`).
+    pub fn of(program: &Program, k: &Kernel) -> Option<FullParts> {
+        if k.mapping != Mapping::FullReduction {
+            return None;
+        }
+        let [Stmt::Store {
+            buf,
+            idx,
+            value,
+            span,
+            ..
+        }] = k.body.as_slice()
+        else {
+            return None;
+        };
+        let mut found = Vec::new();
+        top_reductions(value, &mut found);
+        let [r @ Expr::Reduce {
+            op,
+            var,
+            lo,
+            hi,
+            body,
+        }] = found.as_slice()
+        else {
+            return None;
+        };
+        let t = tile_ir::infer_type(r, &|_| None, program);
+        let (clo, chi, comb) = full_names();
+        let body64 = Expr::call(Func::Cast(DType::F64), vec![(**body).clone()]);
+        let chunk = Expr::Reduce {
+            op: *op,
+            var: var.clone(),
+            lo: Box::new(Expr::var(&clo)),
+            hi: Box::new(Expr::var(&chi)),
+            body: Box::new(body64.clone()),
+        };
+        let flat = match &**body {
+            Expr::Reduce {
+                op: inner,
+                var: iv,
+                lo: il,
+                hi: ih,
+                body: ib,
+            } if inner == op && *op == ReduceOp::Sum && !ib.has_reduction() => {
+                Some(Box::new(Expr::Reduce {
+                    op: *op,
+                    var: iv.clone(),
+                    lo: il.clone(),
+                    hi: ih.clone(),
+                    body: Box::new(Expr::call(Func::Cast(DType::F64), vec![(**ib).clone()])),
+                }))
+            }
+            _ => None,
+        };
+        let mut v = value.clone();
+        replace_first(&mut v, r, &Expr::var(&comb));
+        Some(FullParts {
+            op: *op,
+            var: var.clone(),
+            lo: (**lo).clone(),
+            hi: (**hi).clone(),
+            t,
+            nested: body.has_reduction(),
+            deep: nests(body),
+            chunk: Box::new(chunk),
+            body: Box::new(body64),
+            flat,
+            finish: vec![Stmt::store(buf.clone(), idx.clone(), v, *span)],
+        })
+    }
+}
+
+/// Replaces the first occurrence of `target` in `e` by `with`.
+fn replace_first(e: &mut Expr, target: &Expr, with: &Expr) -> bool {
+    if e == target {
+        *e = with.clone();
+        return true;
+    }
+    e.children_mut()
+        .into_iter()
+        .any(|c| replace_first(c, target, with))
 }
 
 #[cfg(test)]
