@@ -139,30 +139,43 @@ fn render(nests: &[NestGen]) -> String {
 }
 
 fn check(text: &str, n: i64) -> Result<(), TestCaseError> {
-    let program = parse_program(text).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
     let sizes = Sizes::from([("N".to_string(), n)]);
-    let args = fixture::arguments(&program, &sizes).expect("boxes are non-negative");
-    let mut oracle = args.clone();
-    interp::interpret(&program, &mut oracle, &sizes)
-        .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
     for fusion in [true, false] {
-        let plan = compile(&program, &Options { fusion })
-            .map_err(|e| TestCaseError::fail(format!("planning failed: {e}\n{text}")))?;
-        for seed in [1u64, 2, 3] {
-            let mut got = args.clone();
-            execute_plan(&plan, &mut got, &sizes, Order::Shuffled(seed))
-                .map_err(|e| TestCaseError::fail(e.to_string()))?;
-            for (name, a) in &oracle {
-                let same =
-                    (0..a.len()).all(|i| a.get_f64(i).to_bits() == got[name].get_f64(i).to_bits());
-                prop_assert!(
-                    same,
-                    "`{name}` differs (fusion {fusion}, seed {seed}, N={n})\n{text}\n{plan}"
-                );
-            }
-        }
+        shuffled_runs_match(text, &sizes, fusion, &[1, 2, 3])?;
     }
     Ok(())
+}
+
+/// Plans `text` (fusion on or off) and runs the plan at `sizes` with each
+/// shuffle seed; every array must equal the interpreter's sequential
+/// result bit for bit. Returns the plan.
+fn shuffled_runs_match(
+    text: &str,
+    sizes: &Sizes,
+    fusion: bool,
+    seeds: &[u64],
+) -> Result<Plan, TestCaseError> {
+    let program = parse_program(text).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+    let args = fixture::arguments(&program, sizes).expect("boxes are non-negative");
+    let mut oracle = args.clone();
+    interp::interpret(&program, &mut oracle, sizes)
+        .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+    let plan = compile(&program, &Options { fusion })
+        .map_err(|e| TestCaseError::fail(format!("planning failed: {e}\n{text}")))?;
+    for &seed in seeds {
+        let mut got = args.clone();
+        execute_plan(&plan, &mut got, sizes, Order::Shuffled(seed))
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        for (name, a) in &oracle {
+            let same =
+                (0..a.len()).all(|i| a.get_f64(i).to_bits() == got[name].get_f64(i).to_bits());
+            prop_assert!(
+                same,
+                "`{name}` differs (fusion {fusion}, seed {seed}, sizes {sizes:?})\n{text}\n{plan}"
+            );
+        }
+    }
+    Ok(plan)
 }
 
 proptest! {
@@ -269,30 +282,9 @@ fn row_program() -> impl Strategy<Value = String> {
 /// rows the planner lets the block split walked backwards; the result must
 /// equal the interpreter's bit for bit.
 fn check_rows(text: &str, n: i64) -> Result<tile_plan::Sharing, TestCaseError> {
-    let program = parse_program(text).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
     let sizes = Sizes::from([("M".to_string(), 3), ("N".to_string(), n)]);
-    let args = fixture::arguments(&program, &sizes).expect("boxes are non-negative");
-    let mut oracle = args.clone();
-    interp::interpret(&program, &mut oracle, &sizes)
-        .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
-    let plan = compile(&program, &Options::default())
-        .map_err(|e| TestCaseError::fail(format!("planning failed: {e}\n{text}")))?;
+    let plan = shuffled_runs_match(text, &sizes, true, &[1, 2])?;
     prop_assert_eq!(plan.kernels[0].mapping, Mapping::RowReduction, "{}", text);
-    for seed in [1u64, 2] {
-        let mut got = args.clone();
-        execute_plan(&plan, &mut got, &sizes, Order::Shuffled(seed))
-            .map_err(|e| TestCaseError::fail(e.to_string()))?;
-        let (a, b) = (&oracle["y"], &got["y"]);
-        let same = (0..a.len()).all(|i| a.get_f64(i).to_bits() == b.get_f64(i).to_bits());
-        prop_assert!(
-            same,
-            "`y` differs (seed {}, N={})\n{}\n{}",
-            seed,
-            n,
-            text,
-            plan
-        );
-    }
     Ok(plan.kernels[0]
         .sharing
         .clone()
@@ -433,21 +425,9 @@ fn lane_program() -> impl Strategy<Value = String> {
 /// Runs a lane program's plan shuffled; returns whether its loop's lanes
 /// are independent.
 fn check_lanes(text: &str, n: i64) -> Result<bool, TestCaseError> {
-    let program = parse_program(text).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
     let sizes = Sizes::from([("N".to_string(), n)]);
-    let args = fixture::arguments(&program, &sizes).expect("boxes are non-negative");
-    let mut oracle = args.clone();
-    interp::interpret(&program, &mut oracle, &sizes)
-        .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
-    let plan = compile(&program, &Options::default())
-        .map_err(|e| TestCaseError::fail(format!("planning failed: {e}\n{text}")))?;
+    let plan = shuffled_runs_match(text, &sizes, true, &[1])?;
     prop_assert_eq!(plan.kernels[0].mapping, Mapping::Serial, "{}", text);
-    let mut got = args.clone();
-    execute_plan(&plan, &mut got, &sizes, Order::Shuffled(1))
-        .map_err(|e| TestCaseError::fail(e.to_string()))?;
-    let (a, b) = (&oracle["y"], &got["y"]);
-    let same = (0..a.len()).all(|i| a.get_f64(i).to_bits() == b.get_f64(i).to_bits());
-    prop_assert!(same, "`y` differs (N={})\n{}\n{}", n, text, plan);
     let lanes = &plan.kernels[0].lanes;
     prop_assert_eq!(lanes.len(), 1, "{}", plan);
     Ok(lanes[0].lanes.is_none())
@@ -501,22 +481,8 @@ proptest! {
     /// Columns run shuffled.
     #[test]
     fn column_programs_match_sequential_order(text in column_program(), n in prop_oneof![Just(1i64), Just(2), Just(3), Just(5)]) {
-        let program = parse_program(&text).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
         let sizes = Sizes::from([("M".to_string(), 3), ("N".to_string(), n)]);
-        let args = fixture::arguments(&program, &sizes).expect("boxes are non-negative");
-        let mut oracle = args.clone();
-        interp::interpret(&program, &mut oracle, &sizes)
-            .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
-        let plan = compile(&program, &Options::default())
-            .map_err(|e| TestCaseError::fail(format!("planning failed: {e}\n{text}")))?;
-        for seed in [1u64, 2] {
-            let mut got = args.clone();
-            execute_plan(&plan, &mut got, &sizes, Order::Shuffled(seed))
-                .map_err(|e| TestCaseError::fail(e.to_string()))?;
-            let (a, b) = (&oracle["y"], &got["y"]);
-            let same = (0..a.len()).all(|i| a.get_f64(i).to_bits() == b.get_f64(i).to_bits());
-            prop_assert!(same, "`y` differs (seed {}, N={})\n{}\n{}", seed, n, text, plan);
-        }
+        shuffled_runs_match(&text, &sizes, true, &[1, 2])?;
     }
 }
 
