@@ -118,7 +118,7 @@ fn run_items(
     let mut env = Env::new(sizes);
     let body = if matches!(order, Order::Shuffled(_)) {
         let split = k.sharing == Some(Sharing::Split);
-        std::borrow::Cow::Owned(reversed_lane_loops(body, split))
+        std::borrow::Cow::Owned(reversed_lane_loops(body, split, &mut 0))
     } else {
         std::borrow::Cow::Borrowed(body)
     };
@@ -193,59 +193,103 @@ fn shuffle(v: &mut [i64], seed: u64) {
     }
 }
 
-/// `body` with each innermost single-variable loop whose iterations may
-/// run as lanes ([`crate::lane_refusal`]) walked backwards, at any depth:
-/// `for j in lo..hi { S }` becomes `for __rev_j in lo..hi { j = lo + hi -
-/// 1 - __rev_j; S }`. With `split` (a row or column the block splits)
-/// every top-level single-variable loop is walked backwards too, whatever
-/// the rule says: [`crate::find_row_forms`] splits only rows whose loops
-/// are such loops, and a test that forces a split shows it matters.
-fn reversed_lane_loops(body: &[Stmt], split: bool) -> Vec<Stmt> {
-    body.iter()
-        .map(|s| match s {
-            Stmt::For { vars, body, span }
-                if vars.len() == 1 && (split || crate::lanes_independent(&vars[0].name, body)) =>
-            {
-                let v = &vars[0];
-                let rev = format!("__rev_{}", v.name);
-                let last = Expr::binary(
-                    BinOp::Sub,
-                    Expr::binary(BinOp::Add, v.lo.clone(), v.hi.clone()),
-                    Expr::Int(1),
-                );
-                let mut inner = vec![Stmt::Let {
-                    name: v.name.clone(),
-                    value: Expr::binary(BinOp::Sub, last, Expr::var(&rev)),
-                    span: *span,
-                }];
-                inner.extend(body.iter().cloned());
-                Stmt::For {
-                    vars: vec![LoopVar {
-                        name: rev,
-                        lo: v.lo.clone(),
-                        hi: v.hi.clone(),
-                    }],
-                    body: inner,
-                    span: *span,
+/// `body` with the last variable of each innermost loop whose iterations
+/// may run as lanes ([`crate::lane_refusal`]) walked backwards, at any
+/// depth: `for j in lo..hi { S }` becomes `__revlo0 = lo; __revhi0 = hi;
+/// for __rev0 in __revlo0..__revhi0 { j = __revlo0 + __revhi0 - 1 -
+/// __rev0; S }` (the bounds evaluated once, as the loop does), and `for i
+/// in .., j in .. { S }` becomes `for i in .. { ... }` around that. With
+/// `split` (a row or column the block splits) every top-level
+/// single-variable loop is walked backwards too, whatever the rule says:
+/// [`crate::find_row_forms`] splits only rows whose loops are such loops,
+/// and a test that forces a split shows it matters. `n` numbers the names.
+fn reversed_lane_loops(body: &[Stmt], split: bool, n: &mut usize) -> Vec<Stmt> {
+    let mut out = Vec::new();
+    for s in body {
+        match s {
+            Stmt::For {
+                vars,
+                body: inner,
+                span,
+            } => {
+                let Some((last, outer)) = vars.split_last() else {
+                    out.push(s.clone());
+                    continue;
+                };
+                let forced = split && vars.len() == 1;
+                if forced || crate::lanes_independent(&last.name, inner) {
+                    let reversed = reversed_loop(last, inner, *span, n);
+                    if outer.is_empty() {
+                        out.extend(reversed);
+                    } else {
+                        out.push(Stmt::For {
+                            vars: outer.to_vec(),
+                            body: reversed,
+                            span: *span,
+                        });
+                    }
+                } else {
+                    out.push(Stmt::For {
+                        vars: vars.clone(),
+                        body: reversed_lane_loops(inner, false, n),
+                        span: *span,
+                    });
                 }
             }
-            Stmt::For { vars, body, span } => Stmt::For {
-                vars: vars.clone(),
-                body: reversed_lane_loops(body, false),
-                span: *span,
-            },
             Stmt::If {
                 cond,
                 then,
                 els,
                 span,
-            } => Stmt::If {
+            } => out.push(Stmt::If {
                 cond: cond.clone(),
-                then: reversed_lane_loops(then, false),
-                els: reversed_lane_loops(els, false),
+                then: reversed_lane_loops(then, false, n),
+                els: reversed_lane_loops(els, false, n),
                 span: *span,
-            },
-            s => s.clone(),
-        })
-        .collect()
+            }),
+            s => out.push(s.clone()),
+        }
+    }
+    out
+}
+
+/// The loop over `v` with `body`, walked backwards (see
+/// [`reversed_lane_loops`]).
+fn reversed_loop(v: &LoopVar, body: &[Stmt], span: Span, n: &mut usize) -> Vec<Stmt> {
+    let lo = tile_ir::names::generated("revlo", *n);
+    let hi = tile_ir::names::generated("revhi", *n);
+    let rev = tile_ir::names::generated("rev", *n);
+    *n += 1;
+    let last = Expr::binary(
+        BinOp::Sub,
+        Expr::binary(BinOp::Add, Expr::var(&lo), Expr::var(&hi)),
+        Expr::Int(1),
+    );
+    let mut inner = vec![Stmt::Let {
+        name: v.name.clone(),
+        value: Expr::binary(BinOp::Sub, last, Expr::var(&rev)),
+        span,
+    }];
+    inner.extend(body.iter().cloned());
+    vec![
+        Stmt::Let {
+            name: lo.clone(),
+            value: v.lo.clone(),
+            span,
+        },
+        Stmt::Let {
+            name: hi.clone(),
+            value: v.hi.clone(),
+            span,
+        },
+        Stmt::For {
+            vars: vec![LoopVar {
+                name: rev,
+                lo: Expr::var(&lo),
+                hi: Expr::var(&hi),
+            }],
+            body: inner,
+            span,
+        },
+    ]
 }

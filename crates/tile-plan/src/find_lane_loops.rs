@@ -16,7 +16,7 @@
 //! buffer, so a plan says why a loop runs one iteration at a time.
 
 use crate::affine::Affine;
-use crate::{Kernel, Mapping};
+use crate::Kernel;
 use tile_ir::{Expr, Stmt};
 
 /// The lane rules' verdicts for one loop of a kernel.
@@ -56,13 +56,13 @@ impl LaneLoop {
     }
 }
 
-/// Sets [`Kernel::lanes`] of every kernel: its innermost single-variable
-/// loops in program order, and for element kernels the innermost domain
-/// variable.
+/// Sets [`Kernel::lanes`] of every kernel: the last variable of each of
+/// its innermost loops in program order, and for element kernels
+/// (`element_grid`, `split`) the innermost domain variable.
 pub fn find_lane_loops(kernels: &mut [Kernel]) {
     for k in kernels {
         let mut found = Vec::new();
-        if k.mapping == Mapping::ElementGrid {
+        if k.mapping.is_elementwise() {
             if let Some(v) = k.domain.last() {
                 // The grid's points are independent (find_hazards proved
                 // it), so only the batch rule can refuse.
@@ -87,7 +87,9 @@ pub fn find_lane_loops(kernels: &mut [Kernel]) {
                     u.walk(&mut |w| nested |= matches!(w, Stmt::For { .. }));
                     !nested
                 });
-                if let ([v], true) = (vars.as_slice(), innermost) {
+                // The last variable of an innermost loop (`j` of `for i in
+                // .., j in ..`) is the one lanes would take.
+                if let (Some(v), true) = (vars.last(), innermost) {
                     found.push(LaneLoop {
                         var: v.name.clone(),
                         line: span.line,

@@ -134,8 +134,9 @@ pub struct Kernel {
     /// read whole and the kernel never writes, which a target may read
     /// once per row ([`crate::find_reread_rows`]).
     pub rereads: Vec<crate::Reread>,
-    /// Innermost loops (and an element kernel's innermost domain
-    /// variable): whether their iterations may run as lanes or threads,
+    /// The last variable of each innermost loop (and an element kernel's
+    /// innermost domain variable): whether its iterations may run as
+    /// lanes or threads,
     /// and whether a group of them may load before it stores
     /// ([`crate::find_lane_loops`]).
     pub lanes: Vec<crate::LaneLoop>,

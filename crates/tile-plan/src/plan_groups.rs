@@ -44,10 +44,11 @@ enum Unit {
     Other(Stmt),
 }
 
+/// Whether the bound `e` is one the runtimes evaluate at launch (literals
+/// and size symbols under `+`, `-`, `*`, `/`, `%`): a kernel's domain must
+/// be, or no target could run it.
 fn only_symbols(e: &Expr, symbols: &[String]) -> bool {
-    let mut free = Vec::new();
-    e.free_vars(&mut free);
-    free.iter().all(|f| symbols.contains(f))
+    crate::split_reductions::evaluable(e, symbols)
 }
 
 fn is_elementwise(body: &[Stmt]) -> bool {
@@ -132,7 +133,7 @@ fn classify_units(
                         };
                     }
                     let why = if matches!(s, Stmt::For { .. }) {
-                        "has bounds that are not functions of the size symbols"
+                        "has bounds that are not sizes (literals and size symbols under +, -, *, / and %, which the runtimes evaluate at launch)"
                     } else if matches!(s, Stmt::Store { .. }) {
                         "is outside any loop nest and not one float reduction over the sizes"
                     } else {

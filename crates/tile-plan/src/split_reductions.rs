@@ -64,7 +64,7 @@ pub fn full_reduction(program: &Program, s: &Stmt) -> Option<LoopVar> {
 /// Whether `e` is a bound the runtimes evaluate at launch
 /// (`tile_ir::args::eval_int`): literals and size symbols under `-`, `+`,
 /// `-`, `*` and `/`.
-fn evaluable(e: &Expr, symbols: &[String]) -> bool {
+pub(crate) fn evaluable(e: &Expr, symbols: &[String]) -> bool {
     use tile_ir::{BinOp, UnOp};
     match e {
         Expr::Int(_) => true,

@@ -608,3 +608,14 @@ fn batch_generator_covers_both_verdicts() {
         "{seen:?}"
     );
 }
+
+/// A lane loop whose bound reads what the loop writes: walked backwards,
+/// the bound is still the one the loop evaluated once, at its start.
+#[test]
+fn reversed_loops_evaluate_their_bounds_once() {
+    let text =
+        "program b(x: inout f32[N]) {\n  for j in 0..N - i32(x[N - 1]) {\n    x[j] = 7.0\n  }\n}";
+    let sizes = Sizes::from([("N".to_string(), 12)]);
+    let plan = shuffled_runs_match(text, &sizes, true, &[1]).unwrap();
+    assert_eq!(plan.kernels[0].lanes[0].lanes, None, "{plan}");
+}
