@@ -122,16 +122,7 @@ fn print_kernel(
         .filter(|_| k.mapping == Mapping::FullReduction)
         .map(crate::split_full::FullPrint);
     let mut p = Printer::new(&dialect::C, &extended);
-    let domain: Vec<String> = k
-        .domain
-        .iter()
-        .map(|v| format!("{} in {}..{}", v.name, v.lo, v.hi))
-        .collect();
-    let over = if domain.is_empty() {
-        String::new()
-    } else {
-        format!(" over {}", domain.join(", "))
-    };
+    let over = k.over();
     p.line(format!(
         "/* {}: {}{}; stores {}; reads {} */",
         k.name,

@@ -213,16 +213,7 @@ fn kernel(
         .map(crate::print_full::FullPrint);
     let mut p = Printer::new(&dialect::CUDA, &extended);
     p.set_site_base(site_base as u32);
-    let domain: Vec<String> = k
-        .domain
-        .iter()
-        .map(|v| format!("{} in {}..{}", v.name, v.lo, v.hi))
-        .collect();
-    let over = if domain.is_empty() {
-        String::new()
-    } else {
-        format!(" over {}", domain.join(", "))
-    };
+    let over = k.over();
     p.line(format!(
         "/* {}{}: {}{}; stores {}; reads {} */",
         k.name,
@@ -268,23 +259,7 @@ fn kernel(
     }
     p.close();
     match &full {
-        Some(f) => {
-            p.line(format!(
-                "/* {}_fin: the chunks' results combined in order, then the store */",
-                k.name
-            ));
-            p.open(format!(
-                "extern \"C\" __global__ void {name}_fin(const TileArgs a)"
-            ));
-            let depth = p.scope_len();
-            p.line("int *err = a.err;");
-            p.declare_arguments(&params, &k.stores, &|n| format!("a.S[{n}]"), &|i| {
-                format!("a.A[{i}]")
-            });
-            f.print_finish(&mut p, params.len());
-            p.truncate_scope(depth);
-            p.close();
-        }
+        Some(f) => print_fin(&mut p, k, f, &name, &params),
         None if k.mapping == Mapping::FullReduction => {
             let mut printed = p.finish();
             printed
@@ -295,6 +270,32 @@ fn kernel(
         None => {}
     }
     p.finish()
+}
+
+/// A full reduction's second entry point, `NAME_fin`: the chunks' results
+/// combined in order, then the store.
+fn print_fin(
+    p: &mut Printer,
+    k: &Kernel,
+    f: &crate::print_full::FullPrint,
+    name: &str,
+    params: &[&tile_ir::Param],
+) {
+    p.line(format!(
+        "/* {}_fin: the chunks' results combined in order, then the store */",
+        k.name
+    ));
+    p.open(format!(
+        "extern \"C\" __global__ void {name}_fin(const TileArgs a)"
+    ));
+    let depth = p.scope_len();
+    p.line("int *err = a.err;");
+    p.declare_arguments(params, &k.stores, &|n| format!("a.S[{n}]"), &|i| {
+        format!("a.A[{i}]")
+    });
+    f.print_finish(p, params.len());
+    p.truncate_scope(depth);
+    p.close();
 }
 
 fn domain_prologue(p: &mut Printer, k: &Kernel) {

@@ -146,6 +146,20 @@ pub struct Kernel {
 }
 
 impl Kernel {
+    /// ` over i in 0..M, j in 0..N`, or nothing for a kernel without a
+    /// domain: how plans and generated kernel files name the domain.
+    pub fn over(&self) -> String {
+        if self.domain.is_empty() {
+            return String::new();
+        }
+        let d: Vec<String> = self
+            .domain
+            .iter()
+            .map(|v| format!("{} in {}..{}", v.name, v.lo, v.hi))
+            .collect();
+        format!(" over {}", d.join(", "))
+    }
+
     /// Parameters the kernel touches, in the program's declaration order
     /// (unused inputs never appear).
     pub fn params<'p>(&self, program: &'p Program) -> Vec<&'p tile_ir::Param> {
@@ -304,18 +318,8 @@ impl fmt::Display for Plan {
             if self.fusion { "on" } else { "off" }
         )?;
         for k in &self.kernels {
-            let domain = if k.domain.is_empty() {
-                String::new()
-            } else {
-                let d: Vec<String> = k
-                    .domain
-                    .iter()
-                    .map(|v| format!("{} in {}..{}", v.name, v.lo, v.hi))
-                    .collect();
-                format!(" over {}", d.join(", "))
-            };
             let lines: Vec<String> = k.lines.iter().map(|l| l.to_string()).collect();
-            writeln!(f, "  {} {}{}", k.name, k.mapping.name(), domain)?;
+            writeln!(f, "  {} {}{}", k.name, k.mapping.name(), k.over())?;
             writeln!(f, "     stores: {}", list(&k.stores))?;
             writeln!(f, "     reads:  {}", list(&k.reads))?;
             if !lines.is_empty() {
