@@ -194,19 +194,10 @@ pub(crate) fn declare_staging(p: &mut Printer, plan: &RowPlan, extended: &Progra
 pub(crate) fn print_staging(p: &mut Printer, staged: &[StagedRow], rv: &str) {
     for (n, s) in staged.iter().enumerate() {
         let len = Printer::box_n(&s.buf, 1);
-        let rows = Printer::box_n(&s.buf, 0);
-        let lo0 = p.box_lo(&s.buf, 0);
         p.set_line(s.line);
         let site = p.new_site(&s.buf, "load");
         p.open(format!("if ({len} > 0)"));
-        let (first, off) = if lo0 == "0" {
-            (format!("{rv} >= 0 && {rv} < {rows}"), rv.to_string())
-        } else {
-            (
-                format!("{rv} >= {lo0} && {rv} < {lo0} + {rows}"),
-                format!("({rv} - {lo0})"),
-            )
-        };
+        let (first, off) = p.row_in_box(&s.buf, rv);
         p.line(format!("if (!({first})) TILE_FAIL({site});"));
         p.line(format!(
             "const float *src = {} + {off} * {len};",

@@ -92,7 +92,7 @@ impl Printer<'_> {
     }
 
     /// C condition: `q` (lowest `qlo`, highest `qhi`) lies in dimension `d`.
-    fn in_dim(&self, buf: &str, d: usize, qlo: &str, qhi: &str) -> String {
+    pub(crate) fn in_dim(&self, buf: &str, d: usize, qlo: &str, qhi: &str) -> String {
         let lo = self.box_lo(buf, d);
         let n = Printer::box_n(buf, d);
         if lo == "0" {

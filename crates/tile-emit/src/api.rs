@@ -101,6 +101,19 @@ impl Printer<'_> {
         format!("({} + {})", Printer::ptr_name(buf), self.offset(buf, &dims))
     }
 
+    /// For a whole row `row` (C code) of the 2-D `buf`: the C condition
+    /// that the row lies in the box's first dimension, and the offset of
+    /// its first element in rows (multiply by the row length, `n1_buf`, for
+    /// elements). A target's row copies take them from here, like every
+    /// other access.
+    pub fn row_in_box(&self, buf: &str, row: &str) -> (String, String) {
+        let row = row.to_string();
+        (
+            self.in_dim(buf, 0, &row, &row),
+            self.offset(buf, std::slice::from_ref(&row)),
+        )
+    }
+
     /// C code of each index of `idx` with `var` bound to `at`.
     fn index_code(&mut self, var: &str, at: &str, idx: &[Expr]) -> Vec<String> {
         let depth = self.scope_len();
