@@ -417,7 +417,7 @@ struct Vec4Plan {
 /// innermost variable (an expression of size symbols).
 fn contiguous(program: &Program, k: &Kernel, buf: &str, idx: &[Expr]) -> Option<Expr> {
     let jv = &k.domain.last()?.name;
-    let (a, rest) = crate::quad_loops::unit_stride(program, jv, buf, idx)?;
+    let (a, rest) = tile_emit::unit_stride(program, jv, buf, idx)?;
     let symbols = program.size_symbols();
     // Outer indices are printed as affine code over the other domain
     // variables and sizes (`index_code`): anything else (a load, a

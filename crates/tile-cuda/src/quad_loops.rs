@@ -17,8 +17,7 @@
 
 use crate::stage_rows::{staged_name, StagedRow};
 use tile_emit::{Printer, VTy};
-use tile_ir::{DType, Expr, Program, ReduceOp, Stmt};
-use tile_plan::affine::Affine;
+use tile_ir::{Expr, Program, ReduceOp, Stmt};
 
 /// A loop of the block's threads over `var in lo..hi`, whose bounds the C
 /// code `bl` and `bh` hold.
@@ -125,30 +124,11 @@ fn load_name(n: usize) -> String {
     format!("__gq{n}")
 }
 
-/// The shape every 16-byte access of this layer has: `buf` is an `f32`
-/// parameter and `idx`'s last index is affine with coefficient 1 in `var`.
-/// Returns that index's affine form and the outer indices; each caller
-/// adds what must be fixed over its loop.
-pub(crate) fn unit_stride<'i>(
-    program: &Program,
-    var: &str,
-    buf: &str,
-    idx: &'i [Expr],
-) -> Option<(Affine, &'i [Expr])> {
-    let param = program.param(buf)?;
-    if param.dtype != DType::F32 || param.dims.len() != idx.len() {
-        return None;
-    }
-    let (last, rest) = idx.split_last()?;
-    let a = Affine::of(last)?;
-    (a.coeff(var) == 1).then_some((a, rest))
-}
-
 /// Whether `buf[idx]` is an `f32` access whose last index is `var + c`
 /// and whose other indices and `c` are fixed over the loop (`bound`: the
 /// names the body binds).
 fn contiguous(program: &Program, var: &str, bound: &[String], buf: &str, idx: &[Expr]) -> bool {
-    let Some((a, rest)) = unit_stride(program, var, buf, idx) else {
+    let Some((a, rest)) = tile_emit::unit_stride(program, var, buf, idx) else {
         return false;
     };
     let fixed = |e: &Expr| {
