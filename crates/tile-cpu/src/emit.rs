@@ -116,11 +116,7 @@ fn print_kernel(
 ) -> tile_emit::Printed {
     let extended = tile_plan::with_scratch(program, scratch);
     // A full reduction's parts, built by tile-plan.
-    let full = k
-        .full
-        .as_ref()
-        .filter(|_| k.mapping == Mapping::FullReduction)
-        .map(crate::split_full::FullPrint);
+    let full = k.full_parts().map(crate::split_full::FullPrint);
     let mut p = Printer::new(&dialect::C, &extended);
     let over = k.over();
     p.line(format!(

@@ -206,11 +206,7 @@ fn kernel(
         None => program.clone(),
     };
     // A full reduction's parts, built by tile-plan.
-    let full = k
-        .full
-        .as_ref()
-        .filter(|_| k.mapping == Mapping::FullReduction)
-        .map(crate::print_full::FullPrint);
+    let full = k.full_parts().map(crate::print_full::FullPrint);
     let mut p = Printer::new(&dialect::CUDA, &extended);
     p.set_site_base(site_base as u32);
     let over = k.over();

@@ -610,7 +610,7 @@ impl CudaModule {
         let program = &self.plan.program;
         let risky = self.plan.kernels.iter().find(|k| match k.mapping {
             Mapping::ColumnReduction => crate::print_columns::shares(k),
-            Mapping::FullReduction => k.full.as_ref().is_some_and(|f| f.deep),
+            Mapping::FullReduction => k.full_parts().is_some_and(|f| f.deep),
             _ => false,
         });
         match risky {

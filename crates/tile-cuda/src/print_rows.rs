@@ -112,9 +112,9 @@ pub(crate) fn row_reduction(
                 crate::stage_rows::replace_staged_loads(s, &row.name, &plan.staged);
             }
         }
+        let scratch = plan.map_or(&[][..], |pl| &pl.scratch[..]);
         let mut a = 0;
         while a < stmts.len() {
-            let scratch = plan.map_or(&[][..], |pl| &pl.scratch[..]);
             if let Some(op) = tile_plan::fill_read_back(&stmts, a, scratch) {
                 fill_and_reduce(p, &stmts[a], &stmts[a + 1], op, &mut ctx);
                 a += 2;

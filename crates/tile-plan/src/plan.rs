@@ -160,6 +160,14 @@ impl Kernel {
         format!(" over {}", d.join(", "))
     }
 
+    /// A full reduction's parts ([`Kernel::full`]); `None` for any other
+    /// mapping, even in a kernel built by hand from one.
+    pub fn full_parts(&self) -> Option<&crate::FullParts> {
+        self.full
+            .as_ref()
+            .filter(|_| self.mapping == Mapping::FullReduction)
+    }
+
     /// Parameters the kernel touches, in the program's declaration order
     /// (unused inputs never appear).
     pub fn params<'p>(&self, program: &'p Program) -> Vec<&'p tile_ir::Param> {

@@ -189,19 +189,22 @@ proptest! {
     }
 }
 
+/// `n` values of `strategy`, the same on every run (the coverage tests
+/// below check what a generator reaches).
+fn samples<S: Strategy>(strategy: S, n: usize) -> Vec<S::Value> {
+    use proptest::strategy::ValueTree;
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    (0..n)
+        .map(|_| strategy.new_tree(&mut runner).unwrap().current())
+        .collect()
+}
+
 /// The generator reaches every mapping and rule, so the property above
 /// exercises the planner's refusals as well as its admissions.
 #[test]
 fn generator_covers_the_rules() {
-    use proptest::strategy::ValueTree;
-    use proptest::test_runner::TestRunner;
-    let mut runner = TestRunner::deterministic();
     let mut seen = std::collections::BTreeSet::new();
-    for _ in 0..400 {
-        let nests = prop::collection::vec(nest(), 1..4)
-            .new_tree(&mut runner)
-            .unwrap()
-            .current();
+    for nests in samples(prop::collection::vec(nest(), 1..4), 400) {
         let p = parse_program(&render(&nests)).unwrap();
         let plan = compile(&p, &Options::default()).unwrap();
         seen.extend(plan.kernels.iter().map(|k| k.mapping.name().to_string()));
@@ -303,12 +306,8 @@ proptest! {
 /// The row generator reaches rows the block splits and rows it cannot.
 #[test]
 fn row_generator_covers_split_and_lockstep_rows() {
-    use proptest::strategy::ValueTree;
-    use proptest::test_runner::TestRunner;
-    let mut runner = TestRunner::deterministic();
     let mut seen = std::collections::BTreeSet::new();
-    for _ in 0..200 {
-        let text = row_program().new_tree(&mut runner).unwrap().current();
+    for text in samples(row_program(), 200) {
         let sharing = check_rows(&text, 5).unwrap();
         seen.insert(match sharing {
             tile_plan::Sharing::Split => "split",
@@ -446,12 +445,8 @@ proptest! {
 /// the rule refuses.
 #[test]
 fn lane_generator_covers_both_verdicts() {
-    use proptest::strategy::ValueTree;
-    use proptest::test_runner::TestRunner;
-    let mut runner = TestRunner::deterministic();
     let mut seen = std::collections::BTreeSet::new();
-    for _ in 0..100 {
-        let text = lane_program().new_tree(&mut runner).unwrap().current();
+    for text in samples(lane_program(), 100) {
         seen.insert(check_lanes(&text, 5).unwrap());
     }
     assert_eq!(seen.len(), 2, "{seen:?}");
@@ -490,12 +485,8 @@ proptest! {
 /// rules refuse.
 #[test]
 fn column_generator_reaches_column_kernels() {
-    use proptest::strategy::ValueTree;
-    use proptest::test_runner::TestRunner;
-    let mut runner = TestRunner::deterministic();
     let mut seen = std::collections::BTreeSet::new();
-    for _ in 0..100 {
-        let text = column_program().new_tree(&mut runner).unwrap().current();
+    for text in samples(column_program(), 100) {
         let plan = compile(&parse_program(&text).unwrap(), &Options::default()).unwrap();
         seen.insert(plan.kernels[0].mapping.name());
     }
@@ -595,12 +586,8 @@ proptest! {
 /// prevents).
 #[test]
 fn batch_generator_covers_both_verdicts() {
-    use proptest::strategy::ValueTree;
-    use proptest::test_runner::TestRunner;
-    let mut runner = TestRunner::deterministic();
     let mut seen = std::collections::BTreeSet::new();
-    for _ in 0..200 {
-        let stores = batch_body().new_tree(&mut runner).unwrap().current();
+    for stores in samples(batch_body(), 200) {
         seen.insert(run_batch(&stores, 9));
     }
     assert!(
