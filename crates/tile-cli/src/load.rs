@@ -9,18 +9,12 @@ pub use tile_ir::load::located;
 /// mistaken or hostile file from exhausting memory).
 pub const MAX_FILE_BYTES: u64 = tile_ir::load::MAX_TEXT_BYTES;
 
-/// The text of a `.tile` file: at most [`MAX_FILE_BYTES`], UTF-8 (an
-/// invalid byte is reported at its line and column).
+/// The text of a `.tile` file: a regular file of at most
+/// [`MAX_FILE_BYTES`], UTF-8 (an invalid byte is reported at its line and
+/// column).
 fn read_text(path: &Path, file: &str) -> Result<String, String> {
-    let len = std::fs::metadata(path)
-        .map_err(|e| format!("{file}: error: cannot read: {e}"))?
-        .len();
-    if len > MAX_FILE_BYTES {
-        return Err(format!(
-            "{file}: error: the file has {len} bytes; .tile files may have at most {MAX_FILE_BYTES}"
-        ));
-    }
-    let bytes = std::fs::read(path).map_err(|e| format!("{file}: error: cannot read: {e}"))?;
+    let bytes = tile_ir::load::read_regular_file(path, MAX_FILE_BYTES)
+        .map_err(|e| format!("{file}: error: {e}"))?;
     String::from_utf8(bytes).map_err(|e| {
         let bytes = e.as_bytes();
         let at = e.utf8_error().valid_up_to();

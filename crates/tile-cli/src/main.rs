@@ -6,6 +6,7 @@
 
 mod load;
 mod run;
+mod signals;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -226,6 +227,7 @@ struct BenchCmd {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    signals::install();
     match dispatch(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(msg) => {

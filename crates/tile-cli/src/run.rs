@@ -36,18 +36,15 @@ fn pair<'a>(s: &'a str, flag: &str) -> Result<(&'a str, &'a str), String> {
 /// Reads a `.npy` argument: a regular file (not a FIFO or a device that
 /// never ends) no larger than the memory ceiling.
 fn read_array(path: &str) -> Result<Array, String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("{path}: error: cannot read: {e}"))?;
-    if !meta.is_file() {
-        return Err(format!("{path}: error: not a regular file"));
-    }
-    let ceiling = tile_ir::limits::memory_ceiling();
-    if meta.len() > ceiling {
-        return Err(format!(
-            "{path}: error: the file has {} bytes, above the memory ceiling of {ceiling} bytes (--max-memory or TILE_MAX_MEMORY)",
-            meta.len()
-        ));
-    }
-    let bytes = std::fs::read(path).map_err(|e| format!("{path}: error: cannot read: {e}"))?;
+    let ceiling = tile_ir::limits::memory_ceiling().map_err(|e| format!("error: {e}"))?;
+    let bytes = tile_ir::load::read_regular_file(Path::new(path), ceiling).map_err(|e| {
+        let why = if e.contains(&ceiling.to_string()) {
+            " (the memory ceiling: --max-memory or TILE_MAX_MEMORY)"
+        } else {
+            ""
+        };
+        format!("{path}: error: {e}{why}")
+    })?;
     tile_ir::npy::read_npy(&bytes).map_err(|e| format!("{path}: error: {e}"))
 }
 
@@ -71,7 +68,7 @@ pub fn run(a: RunArgs) -> Result<(), String> {
     // Outputs without initial content are made from their boxes
     // (check_ranges proved every extent non-negative and small): each and
     // together under the memory ceiling, checked before any is allocated.
-    let ceiling = tile_ir::limits::memory_ceiling();
+    let ceiling = tile_ir::limits::memory_ceiling().map_err(|e| format!("error: {e}"))?;
     let mut made = Vec::new();
     for p in program
         .params
@@ -321,10 +318,12 @@ fn solve(
 /// path fails first), filled and renamed into place only after the run
 /// succeeded. It lies inside an existing output directory (the same file
 /// system, and a parent such as `/` need not be writable), else beside the
-/// one to be created; its name is new (created exclusively).
+/// one to be created; its name is new (created exclusively). It is
+/// registered with `tile_ir::temp_paths`, so a signal removes it too.
 struct Staging {
     dir: PathBuf,
     stage: PathBuf,
+    _registered: tile_ir::temp_paths::Registered,
 }
 
 impl Staging {
@@ -361,35 +360,79 @@ impl Staging {
             .map_err(|e| format!("{shown}: error: cannot create the output directory: {e}"))?;
         Ok(Staging {
             dir: dir.to_path_buf(),
+            _registered: tile_ir::temp_paths::register(&stage),
             stage,
         })
     }
 
-    /// Writes every file or none: into the staging directory, then renamed
-    /// into place.
+    /// Writes every file or none. Each file is written into the staging
+    /// directory; a new output directory is then renamed into place in one
+    /// step. Into an existing one, every destination is checked first (a
+    /// directory or other non-file in the way refuses the whole set), the
+    /// files it replaces are moved aside into the staging directory, and
+    /// the new ones renamed in; if any step fails, what was moved is moved
+    /// back, so the directory holds the old set or the new one.
     fn commit(self, files: &[(String, Vec<u8>)]) -> Result<(), String> {
         let (dir, stage) = (&self.dir, &self.stage);
         let fail =
             |e: std::io::Error| format!("{}: error: cannot write outputs: {e}", dir.display());
-        let result = (|| {
-            for (name, bytes) in files {
-                std::fs::write(stage.join(name), bytes)?;
+        for (name, bytes) in files {
+            std::fs::write(stage.join(name), bytes).map_err(fail)?;
+        }
+        if !dir.exists() {
+            return std::fs::rename(stage, dir).map_err(fail);
+        }
+        for (name, _) in files {
+            let dest = dir.join(name);
+            if let Ok(m) = std::fs::symlink_metadata(&dest) {
+                if !m.is_file() {
+                    return Err(format!(
+                        "{}: error: cannot write outputs: {} exists and is not a regular file; no output was written",
+                        dir.display(),
+                        dest.display()
+                    ));
+                }
             }
-            if !dir.exists() {
-                return std::fs::rename(stage, dir);
-            }
+        }
+        let old = |name: &str| stage.join(format!("{name}.old"));
+        // (name, whether an old file was moved aside, whether the new one is in place)
+        let mut done: Vec<(&str, bool, bool)> = Vec::new();
+        let moved = (|| -> std::io::Result<()> {
             for (name, _) in files {
-                std::fs::rename(stage.join(name), dir.join(name))?;
+                let dest = dir.join(name);
+                let aside = dest.exists();
+                if aside {
+                    std::fs::rename(&dest, old(name))?;
+                }
+                done.push((name, aside, false));
+                std::fs::rename(stage.join(name), &dest)?;
+                if let Some(last) = done.last_mut() {
+                    last.2 = true;
+                }
             }
-            std::fs::remove_dir(stage)
+            Ok(())
         })();
-        result.map_err(fail)
+        if let Err(e) = moved {
+            for &(name, aside, placed) in done.iter().rev() {
+                if placed {
+                    let _ = std::fs::remove_file(dir.join(name));
+                }
+                if aside {
+                    let _ = std::fs::rename(old(name), dir.join(name));
+                }
+            }
+            return Err(format!(
+                "{}: error: cannot write outputs: {e}; the files already there were put back",
+                dir.display()
+            ));
+        }
+        Ok(())
     }
 }
 
 /// Whatever happens (an error, a panic), the staging directory does not
 /// outlive the run: after a commit it no longer exists (renamed into
-/// place, or emptied and removed), otherwise it is removed here.
+/// place), or holds only replaced files, and is removed here.
 impl Drop for Staging {
     fn drop(&mut self) {
         if self.stage.exists() {

@@ -7,8 +7,9 @@
 //! between machines never hands one the other's instruction set).
 //!
 //! Objects are cached under `$TILE_CACHE_DIR`, else `$XDG_CACHE_HOME/tile`,
-//! else `~/.cache/tile`, keyed by the source, the identity and the flags.
-//! The cache is never trusted:
+//! else `~/.cache/tile`, keyed by the source, the identity and the flags;
+//! with none of these set there is no disk cache (never a shared
+//! directory such as `/tmp`). The cache is never trusted:
 //! - an entry `<key>.tso` holds a header (a magic line, the key, the
 //!   length and sha256 of the object) and then the object; a hit reads the
 //!   whole entry (at most 256 MiB) and checks all of it, and a damaged,
@@ -18,8 +19,12 @@
 //!   alone loads, so a later change to the cache cannot reach a loaded
 //!   module;
 //! - builds happen in a fresh directory only this user can enter (created
-//!   exclusively, mode 0700), and a cache directory another user owns or
-//!   can write is not used at all;
+//!   exclusively, mode 0700), removed on every path (success, a compiler
+//!   failure, an error; a command's signal handler removes it through
+//!   `tile_ir::temp_paths`), and a cache directory that is a symbolic
+//!   link, or that another user owns or can write, is not used at all;
+//! - entries are opened without following links and checked after
+//!   opening (a regular file, at most 256 MiB);
 //! - entries are written to a temporary name, synced, then renamed;
 //!   temporaries a killed process left are removed once an hour old.
 
@@ -152,22 +157,21 @@ pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The cache directory the environment names.
-pub(crate) fn cache_dir(opts: &CpuOptions) -> PathBuf {
+/// The cache directory the options or the environment name; `None`
+/// (no disk cache) when nothing names one: a shared directory such as
+/// `/tmp` is never used, since another user could prepare it.
+pub(crate) fn cache_dir(opts: &CpuOptions) -> Option<PathBuf> {
     if let Some(d) = &opts.cache_dir {
-        return d.clone();
+        return Some(d.clone());
     }
     let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
     if let Some(d) = var("TILE_CACHE_DIR") {
-        return PathBuf::from(d);
+        return Some(PathBuf::from(d));
     }
     if let Some(d) = var("XDG_CACHE_HOME") {
-        return PathBuf::from(d).join("tile");
+        return Some(PathBuf::from(d).join("tile"));
     }
-    if let Some(h) = var("HOME") {
-        return PathBuf::from(h).join(".cache").join("tile");
-    }
-    std::env::temp_dir().join("tile-cache")
+    var("HOME").map(|h| PathBuf::from(h).join(".cache").join("tile"))
 }
 
 fn unique_suffix() -> String {
@@ -211,12 +215,11 @@ pub(crate) fn build(source: &str, opts: &CpuOptions) -> Result<Built, CpuError> 
         .as_bytes(),
     );
     let work = private_dir()?;
+    let registered = tile_ir::temp_paths::register(&work);
     let result = build_in(&work, &key, source, &cc, opts);
-    if !matches!(result, Err(CpuError::CompileFailed { .. })) {
-        // On a compiler failure the directory stays, so the saved source
-        // can be read.
-        let _ = std::fs::remove_dir_all(&work);
-    }
+    // The loaded object stays mapped after its file is removed.
+    let _ = std::fs::remove_dir_all(&work);
+    drop(registered);
     result
 }
 
@@ -228,8 +231,8 @@ fn build_in(
     opts: &CpuOptions,
 ) -> Result<Built, CpuError> {
     let so = work.join(format!("{key}.so"));
-    let dir = cache_dir(opts);
-    if opts.cache && trusted(&dir) {
+    let dir = cache_dir(opts).filter(|d| opts.cache && trusted(d));
+    if let Some(dir) = dir {
         let entry = dir.join(format!("{key}.tso"));
         if let Some(object) = read_entry(&entry, key) {
             write_private(&so, &object)?;
@@ -303,17 +306,19 @@ fn create_private(dir: &Path) -> std::io::Result<()> {
 }
 
 /// Whether the cache directory may be used: absent (it will be created
-/// private), or owned by this user and writable by no one else. Entries in
+/// private), or a directory (not a link to one) owned by this user and
+/// writable by no one else. Entries in
 /// a directory others can write could be planted with valid checksums.
 fn trusted(dir: &Path) -> bool {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
-        let Ok(m) = std::fs::metadata(dir) else {
+        let Ok(m) = std::fs::symlink_metadata(dir) else {
             return true;
         };
-        let me = std::fs::metadata("/proc/self").map(|p| p.uid()).ok();
-        m.is_dir() && me.map_or(true, |uid| uid == m.uid()) && m.mode() & 0o022 == 0
+        // SAFETY: getuid has no preconditions.
+        let me = unsafe { libc::getuid() };
+        m.is_dir() && me == m.uid() && m.mode() & 0o022 == 0
     }
     #[cfg(not(unix))]
     {
@@ -332,11 +337,21 @@ fn entry_header(key: &str, object: &[u8]) -> Vec<u8> {
 /// The object of a valid entry for `key`; `None` when the entry is
 /// missing, unreadable, truncated, damaged or for another key.
 fn read_entry(path: &Path, key: &str) -> Option<Vec<u8>> {
-    let meta = std::fs::symlink_metadata(path).ok()?;
+    use std::io::Read;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        &mut options,
+        libc::O_NOFOLLOW | libc::O_NONBLOCK,
+    );
+    let file = options.open(path).ok()?;
+    let meta = file.metadata().ok()?;
     if !meta.is_file() || meta.len() > MAX_ENTRY {
         return None;
     }
-    let bytes = std::fs::read(path).ok()?;
+    let mut bytes = Vec::new();
+    file.take(MAX_ENTRY + 1).read_to_end(&mut bytes).ok()?;
     let rest = bytes.strip_prefix(MAGIC)?;
     let mut lines = rest.splitn(4, |&b| b == b'\n');
     let (k, len, hash) = (lines.next()?, lines.next()?, lines.next()?);
@@ -414,10 +429,7 @@ fn compile(cc: &Compiler, opts: &CpuOptions, src: &Path, out: &Path) -> Result<(
     if log.trim().is_empty() {
         log = format!("{} exited with {}", cc.path.display(), output.status);
     }
-    Err(CpuError::CompileFailed {
-        log,
-        source_path: src.to_path_buf(),
-    })
+    Err(CpuError::CompileFailed { log })
 }
 
 fn load(path: &Path) -> Result<libloading::Library, CpuError> {

@@ -1,6 +1,5 @@
 //! The CPU back end's errors.
 
-use std::path::PathBuf;
 use tile_ir::ArgError;
 
 /// Why a program could not be compiled, loaded or run on the CPU.
@@ -15,12 +14,10 @@ pub enum CpuError {
         tried: String,
     },
     /// The C compiler rejected the generated source (a Tile bug).
-    #[error("the C compiler failed on the generated source (saved at {}):\n{log}", source_path.display())]
+    #[error("the C compiler failed on the generated source (`tile emit FILE --target cpu` prints it):\n{log}")]
     CompileFailed {
         /// The compiler's messages.
         log: String,
-        /// Where the source was saved.
-        source_path: PathBuf,
     },
     /// The shared object could not be loaded or lacks a kernel.
     #[error("cannot load the compiled kernels: {0}")]

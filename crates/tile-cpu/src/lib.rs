@@ -58,7 +58,8 @@ pub struct CpuOptions {
     /// The C compiler (default: `$TILE_CC`, else `cc`, `gcc`, `clang`).
     pub cc: Option<PathBuf>,
     /// The cache directory (default: `$TILE_CACHE_DIR`, else
-    /// `$XDG_CACHE_HOME/tile`, else `~/.cache/tile`).
+    /// `$XDG_CACHE_HOME/tile`, else `~/.cache/tile`; with none of them,
+    /// no disk cache).
     pub cache_dir: Option<PathBuf>,
     /// Build the kernels with AddressSanitizer ([`SANITIZE_FLAGS`]), for
     /// the fuzz harness: the process must have the sanitizer's runtime

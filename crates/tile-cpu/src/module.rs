@@ -149,10 +149,12 @@ impl CpuModule {
         let program = &self.plan.program;
         let sizes = self.bound.bind_arrays(program, arrays, explicit)?;
         let mut ptrs = Vec::with_capacity(program.params.len());
+        let mut bytes = Vec::with_capacity(program.params.len());
         for p in &program.params {
             let a = arrays
                 .get_mut(&p.name)
                 .ok_or_else(|| ArgError::Missing(p.name.clone()))?;
+            bytes.push(a.len() * a.dtype().size_bytes());
             ptrs.push(a.as_mut_ptr());
         }
         // SAFETY: every array's shape fits its parameter's box (checked
@@ -160,7 +162,7 @@ impl CpuModule {
         // keeps that invariant behind private fields); distinct arrays
         // never overlap; `launch_all` proves the integer ranges before any
         // kernel runs; and the borrow of `arrays` lasts for the launch.
-        unsafe { self.launch_all(&sizes, &ptrs) }
+        unsafe { self.launch_all(&sizes, &ptrs, &bytes) }
     }
 
     /// Runs the program over caller-owned memory. Checks names, dtypes,
@@ -175,11 +177,16 @@ impl CpuModule {
         let program = &self.plan.program;
         let sizes = self.bound.bind(program, args, explicit)?;
         let mut ptrs = vec![std::ptr::null_mut(); program.params.len()];
+        let mut bytes = vec![0usize; program.params.len()];
         for a in args {
-            ptrs[param_index(program, &a.name)?] = a.addr as usize as *mut u8;
+            let i = param_index(program, &a.name)?;
+            ptrs[i] = a.addr as usize as *mut u8;
+            bytes[i] = usize::try_from(a.bytes).map_err(|_| {
+                CpuError::Unsupported(format!("`{}` holds more bytes than memory", a.name))
+            })?;
         }
         // SAFETY: checked above; validity is the caller's contract.
-        unsafe { self.launch_all(&sizes, &ptrs) }
+        unsafe { self.launch_all(&sizes, &ptrs, &bytes) }
     }
 
     /// The launch checks that depend on the sizes alone: integer ranges
@@ -187,7 +194,7 @@ impl CpuModule {
     /// what every launch at these sizes needs. Remembers the last sizes
     /// that passed.
     fn prove(&self, sizes: &Sizes) -> Result<Arc<Proven>, CpuError> {
-        let ceiling = tile_ir::limits::memory_ceiling();
+        let ceiling = tile_ir::limits::memory_ceiling().map_err(|e| CpuError::Io(e.to_string()))?;
         if let Ok(p) = self.proven.lock() {
             if let Some((s, c, proven)) = p.as_ref() {
                 if s == sizes && *c == ceiling {
@@ -196,7 +203,7 @@ impl CpuModule {
             }
         }
         let program = &self.plan.program;
-        tile_plan::check_ranges(&self.plan, sizes)?;
+        let proof = tile_plan::check_ranges(&self.plan, sizes)?;
         let boxes = tile_ir::args::boxes(program, sizes)?;
         let numel = |p: usize| -> i64 {
             boxes.get(&program.params[p].name).map_or(0, |b| {
@@ -234,6 +241,7 @@ impl CpuModule {
                 .map(|s| sizes.get(s).copied().unwrap_or(0))
                 .collect(),
             kernels,
+            may_fail: proof.checks_may_fail,
         });
         if let Ok(mut p) = self.proven.lock() {
             *p = Some((sizes.clone(), ceiling, proven.clone()));
@@ -247,8 +255,63 @@ impl CpuModule {
     /// `ptrs` holds, for every parameter (in the program's order), memory
     /// that fits its box at `sizes`, with written buffers overlapping
     /// nothing else.
-    unsafe fn launch_all(&self, sizes: &Sizes, ptrs: &[*mut u8]) -> Result<(), CpuError> {
+    unsafe fn launch_all(
+        &self,
+        sizes: &Sizes,
+        ptrs: &[*mut u8],
+        bytes: &[usize],
+    ) -> Result<(), CpuError> {
         let proven = self.prove(sizes)?;
+        if !proven.may_fail {
+            // SAFETY: the caller's contract.
+            return unsafe { self.launch_kernels(&proven, ptrs) };
+        }
+        // A check may fail at these sizes: the kernels write copies of
+        // the written buffers, committed only when every kernel succeeded,
+        // so a failed call leaves every argument as it was.
+        let program = &self.plan.program;
+        let written: Vec<usize> = (0..program.params.len())
+            .filter(|&i| program.params[i].role.is_written())
+            .collect();
+        let total: u128 = written.iter().map(|&i| bytes[i] as u128).sum();
+        let ceiling = tile_ir::limits::memory_ceiling().map_err(|e| CpuError::Io(e.to_string()))?;
+        if total > ceiling as u128 {
+            return Err(CpuError::Io(format!(
+                "a check may fail at these sizes, so the {total} bytes of written arguments are copied first, above the memory ceiling of {ceiling} bytes (set TILE_MAX_MEMORY to change it); nothing ran"
+            )));
+        }
+        let mut copies = Vec::with_capacity(written.len());
+        for &i in &written {
+            // SAFETY: the caller's contract: `ptrs[i]` holds `bytes[i]`.
+            let copy = unsafe { Scratch::copy_of(ptrs[i], bytes[i]) }.ok_or_else(|| {
+                CpuError::Io(format!(
+                    "cannot allocate {} bytes for a copy of `{}`; nothing ran",
+                    bytes[i], program.params[i].name
+                ))
+            })?;
+            copies.push(copy);
+        }
+        let mut shadow = ptrs.to_vec();
+        for (&i, c) in written.iter().zip(&copies) {
+            shadow[i] = c.ptr;
+        }
+        // SAFETY: each copy holds its buffer's bytes, overlapping nothing.
+        unsafe { self.launch_kernels(&proven, &shadow)? };
+        for (&i, c) in written.iter().zip(&copies) {
+            if bytes[i] > 0 {
+                // SAFETY: as above; the caller's buffer and the copy are
+                // disjoint and hold `bytes[i]`.
+                unsafe { std::ptr::copy_nonoverlapping(c.ptr, ptrs[i], bytes[i]) };
+            }
+        }
+        Ok(())
+    }
+
+    /// Launches every kernel in order at proven sizes.
+    ///
+    /// # Safety
+    /// As [`CpuModule::launch_all`].
+    unsafe fn launch_kernels(&self, proven: &Proven, ptrs: &[*mut u8]) -> Result<(), CpuError> {
         for ((k, loaded), &(total, work)) in self
             .plan
             .kernels
@@ -355,6 +418,43 @@ impl CpuModule {
 struct Proven {
     symbols: Vec<i64>,
     kernels: Vec<(i64, i64)>,
+    /// Whether a check the kernels print may fail at these sizes
+    /// ([`tile_plan::RangeProof`]): then they run on copies.
+    may_fail: bool,
+}
+
+/// A copy of a written buffer, 64-byte aligned (as vector code may
+/// expect of any buffer), freed on drop.
+struct Scratch {
+    ptr: *mut u8,
+    layout: std::alloc::Layout,
+}
+
+impl Scratch {
+    /// A copy of the `bytes` at `src`, or `None` when allocation fails.
+    ///
+    /// # Safety
+    /// `src` must be valid for reads of `bytes` bytes.
+    unsafe fn copy_of(src: *const u8, bytes: usize) -> Option<Scratch> {
+        let layout = std::alloc::Layout::from_size_align(bytes.max(64), 64).ok()?;
+        // SAFETY: the layout's size is not zero.
+        let ptr = unsafe { std::alloc::alloc(layout) };
+        if ptr.is_null() {
+            return None;
+        }
+        if bytes > 0 {
+            // SAFETY: `ptr` holds at least `bytes`; the caller's contract.
+            unsafe { std::ptr::copy_nonoverlapping(src, ptr, bytes) };
+        }
+        Some(Scratch { ptr, layout })
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `copy_of` with this layout.
+        unsafe { std::alloc::dealloc(self.ptr, self.layout) }
+    }
 }
 
 /// The position of parameter `name` in the program's list.

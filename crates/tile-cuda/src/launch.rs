@@ -287,26 +287,12 @@ pub fn compile(plan: &Plan, opts: &CudaOptions) -> Result<CudaModule, CudaError>
     let cubin = match cached {
         Some(c) => c,
         None => {
-            let c = nv
-                .compile(
-                    &emitted.source,
-                    &format!("tile_{}.cu", plan.program.name),
-                    arch,
-                    &["--std=c++17".to_string(), "--fmad=false".to_string()],
-                )
-                .map_err(|e| match e {
-                    CudaError::Compile { log, .. } => {
-                        let path = std::env::temp_dir().join(format!("tile-{}.cu", &hash[..16]));
-                        let saved = std::fs::write(&path, &emitted.source)
-                            .ok()
-                            .map(|_| path.display().to_string());
-                        CudaError::Compile {
-                            log,
-                            source_path: saved,
-                        }
-                    }
-                    e => e,
-                })?;
+            let c = nv.compile(
+                &emitted.source,
+                &format!("tile_{}.cu", plan.program.name),
+                arch,
+                &["--std=c++17".to_string(), "--fmad=false".to_string()],
+            )?;
             let c = Arc::new(c);
             if opts.cache {
                 if let Ok(mut m) = cache.lock() {

@@ -51,12 +51,10 @@ pub enum CudaError {
     #[error("no NVRTC: {0}")]
     NoNvrtc(String),
     /// NVRTC rejected the generated source.
-    #[error("NVRTC could not compile the generated CUDA C{}:\n{log}", source_path.as_ref().map(|p| format!(" (saved to {p})")).unwrap_or_default())]
+    #[error("NVRTC could not compile the generated CUDA C (`tile emit FILE --target cuda` prints it):\n{log}")]
     Compile {
         /// NVRTC's log.
         log: String,
-        /// Where the source was saved for inspection.
-        source_path: Option<String>,
     },
     /// A driver call failed.
     #[error("CUDA driver call {call} failed with error {code}: {message}")]

@@ -119,7 +119,6 @@ impl Nvrtc {
             if r != 0 {
                 return Err(CudaError::Compile {
                     log: format!("nvrtcCreateProgram failed ({r})"),
-                    source_path: None,
                 });
             }
             let r = (self.compile)(prog, ptrs.len() as c_int, ptrs.as_ptr());
@@ -132,10 +131,7 @@ impl Nvrtc {
                 .unwrap_or_default();
             if r != 0 {
                 (self.destroy)(&mut prog);
-                return Err(CudaError::Compile {
-                    log,
-                    source_path: None,
-                });
+                return Err(CudaError::Compile { log });
             }
             let mut size = 0usize;
             (self.cubin_size)(prog, &mut size);

@@ -104,7 +104,7 @@ impl Array {
             bytes,
             why,
         };
-        let ceiling = crate::limits::memory_ceiling();
+        let ceiling = crate::limits::memory_ceiling().map_err(|e| memory(format!("but {e}")))?;
         if bytes > ceiling {
             return Err(memory(format!(
                 "above the memory ceiling of {ceiling} bytes (set TILE_MAX_MEMORY to change it)"

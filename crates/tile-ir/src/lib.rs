@@ -45,6 +45,7 @@ mod print;
 mod program;
 pub mod scope;
 mod span;
+pub mod temp_paths;
 mod types;
 mod verify;
 

@@ -1,38 +1,48 @@
 //! Process-wide limits: the memory ceiling for arrays Tile allocates
-//! (outputs made from a box, interpreter state).
+//! (outputs made from a box, interpreter state, scratch copies).
 //!
 //! The ceiling is, in order: the value set with [`set_memory_ceiling`]
 //! (the CLI's `--max-memory`), `$TILE_MAX_MEMORY` (bytes, or with a `K`,
 //! `M`, `G` or `T` suffix, powers of 1024), else the machine's physical
 //! memory (`MemTotal` in `/proc/meminfo`), else no ceiling. Above it an
 //! allocation is refused with a plain error before any memory is taken;
-//! below it, a failed allocation is an error too, never an abort.
+//! below it, a failed allocation is an error too, never an abort. A
+//! `TILE_MAX_MEMORY` that does not parse (`abc`, `1Gx`, `-1`, `0`) is an
+//! error on every use, never silently ignored.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// 0: not set by the caller.
 static CEILING: AtomicU64 = AtomicU64::new(0);
 
+/// A `TILE_MAX_MEMORY` that is not a byte count.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("TILE_MAX_MEMORY={0:?} is not a byte count (a positive integer, optionally with K, M, G or T: 4G, 512M)")]
+pub struct LimitError(pub String);
+
 /// Sets the ceiling for this process (in bytes; 0 restores the default).
 pub fn set_memory_ceiling(bytes: u64) {
     CEILING.store(bytes, Ordering::Relaxed);
 }
 
-/// The ceiling in bytes (`u64::MAX` when none applies). The environment
-/// and `/proc/meminfo` are read once per process.
-pub fn memory_ceiling() -> u64 {
+/// The ceiling in bytes (`u64::MAX` when none applies), or the error of a
+/// malformed `TILE_MAX_MEMORY` (unless a ceiling was set explicitly). The
+/// environment and `/proc/meminfo` are read once per process.
+pub fn memory_ceiling() -> Result<u64, LimitError> {
     let set = CEILING.load(Ordering::Relaxed);
     if set != 0 {
-        return set;
+        return Ok(set);
     }
-    static DEFAULT: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-    *DEFAULT.get_or_init(|| {
-        std::env::var("TILE_MAX_MEMORY")
-            .ok()
-            .and_then(|v| parse_bytes(&v))
-            .or_else(physical_memory)
-            .unwrap_or(u64::MAX)
-    })
+    static DEFAULT: std::sync::OnceLock<Result<u64, LimitError>> = std::sync::OnceLock::new();
+    DEFAULT
+        .get_or_init(|| match std::env::var_os("TILE_MAX_MEMORY") {
+            Some(v) => {
+                let text = v.to_string_lossy();
+                parse_bytes(&text).ok_or_else(|| LimitError(text.into_owned()))
+            }
+            None => Ok(physical_memory().unwrap_or(u64::MAX)),
+        })
+        .clone()
 }
 
 /// Parses `123`, `64K`, `512M`, `16G`, `1T` (powers of 1024; a trailing
@@ -50,7 +60,11 @@ pub fn parse_bytes(text: &str) -> Option<u64> {
         'T' | 't' => (&t[..t.len() - 1], 40),
         _ => (t, 0),
     };
-    let n: u64 = digits.trim().parse().ok()?;
+    let digits = digits.trim();
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n: u64 = digits.parse().ok()?;
     n.checked_mul(1u64 << shift).filter(|&v| v > 0)
 }
 
@@ -74,5 +88,10 @@ mod tests {
         assert_eq!(parse_bytes("0"), None);
         assert_eq!(parse_bytes("99999999999T"), None);
         assert_eq!(parse_bytes("lots"), None);
+        assert_eq!(parse_bytes("1Gx"), None);
+        assert_eq!(parse_bytes("-1"), None);
+        assert_eq!(parse_bytes("+1"), None);
+        assert_eq!(parse_bytes(""), None);
+        assert_eq!(parse_bytes("G"), None);
     }
 }

@@ -8,6 +8,49 @@ use crate::{Diagnostic, Program};
 /// mistaken or hostile text from exhausting memory).
 pub const MAX_TEXT_BYTES: u64 = 16 << 20;
 
+/// The bytes of the regular file at `path`, at most `max` of them: a FIFO,
+/// a device (`/dev/zero`) or a directory is refused without blocking (the
+/// file is opened non-blocking and checked after opening, so a path
+/// swapped meanwhile cannot slip through), and the read stops after `max`
+/// bytes, so a file that grows while it is read cannot exhaust memory.
+/// Errors are plain messages naming the path's problem (the caller adds
+/// the path).
+pub fn read_regular_file(path: &std::path::Path, max: u64) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // O_NONBLOCK: opening a FIFO with no writer returns at once.
+        options.custom_flags(0o4000);
+    }
+    let file = options
+        .open(path)
+        .map_err(|e| format!("cannot read: {e}"))?;
+    let meta = file.metadata().map_err(|e| format!("cannot read: {e}"))?;
+    if !meta.is_file() {
+        return Err("not a regular file (a FIFO, a device or a directory is not read)".into());
+    }
+    if meta.len() > max {
+        return Err(format!(
+            "the file has {} bytes; at most {max} are read",
+            meta.len()
+        ));
+    }
+    let mut bytes = Vec::new();
+    bytes
+        .try_reserve_exact(meta.len() as usize)
+        .map_err(|_| format!("cannot allocate {} bytes to read it", meta.len()))?;
+    file.take(max.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read: {e}"))?;
+    if bytes.len() as u64 > max {
+        return Err(format!("the file grew past {max} bytes while it was read"));
+    }
+    Ok(bytes)
+}
+
 /// `FILE:LINE:COL: error: MESSAGE` lines for diagnostics in `file`.
 pub fn located(file: &str, diags: &[Diagnostic]) -> String {
     diags

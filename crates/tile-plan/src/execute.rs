@@ -161,7 +161,8 @@ fn run_items(
         }
         Order::Shuffled(seed) => {
             let bytes = (total as u64).saturating_mul(8);
-            let ceiling = tile_ir::limits::memory_ceiling();
+            let ceiling =
+                tile_ir::limits::memory_ceiling().map_err(|e| RunError::TooLarge(e.to_string()))?;
             let mut points = Vec::new();
             if bytes > ceiling || points.try_reserve_exact(total as usize).is_err() {
                 return Err(RunError::TooLarge(format!(
