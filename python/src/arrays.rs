@@ -7,7 +7,6 @@
 //! multiplied with overflow checks, and the runtimes check every address
 //! again (CUDA addresses against the driver's record of their allocation).
 
-use pyo3::exceptions::PyValueError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -98,7 +97,7 @@ impl Desc {
         self.shape
             .iter()
             .try_fold(self.dtype.size_bytes(), |a, &n| a.checked_mul(n))
-            .ok_or_else(|| PyValueError::new_err("array size overflows"))
+            .ok_or_else(|| crate::err("an array's size in bytes overflows"))
     }
 }
 

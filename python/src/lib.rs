@@ -29,6 +29,24 @@ pub(crate) fn err(e: impl std::fmt::Display) -> PyErr {
     TileError::new_err(e.to_string())
 }
 
+/// Refuses, before anything is allocated, outputs Tile would allocate
+/// whose bytes together exceed the memory ceiling (`TILE_MAX_MEMORY`, else
+/// physical memory), naming the largest.
+fn check_ceiling(made: &[(tile_ir::DType, Vec<usize>)]) -> PyResult<()> {
+    let ceiling = tile_ir::limits::memory_ceiling().map_err(err)?;
+    let mut total: u128 = 0;
+    for (dtype, shape) in made {
+        let (_, bytes) = tile_ir::shape_bytes(*dtype, shape).map_err(err)?;
+        total += bytes as u128;
+    }
+    if total > ceiling as u128 {
+        return Err(err(format!(
+            "the results to allocate need {total} bytes together, above the memory ceiling of {ceiling} bytes (set TILE_MAX_MEMORY to change it, or pass the arrays to write); nothing was allocated"
+        )));
+    }
+    Ok(())
+}
+
 /// One program, verified and planned, compiled per target on first use.
 #[pyclass(module = "tile._native", frozen)]
 struct Kernel {
@@ -44,41 +62,41 @@ impl Kernel {
         &self.plan.program
     }
 
-    /// The module for `target`, compiled without the GIL on first use. A
-    /// Ctrl-C that stopped the compiler is raised as KeyboardInterrupt.
+    /// The module for `target`, compiled without the GIL on first use. No
+    /// lock is held while the GIL is released: threads making a first
+    /// call at once may each compile, and the first to finish is kept (a
+    /// lock held across the release would deadlock against a thread that
+    /// holds the GIL and waits for the lock). A Ctrl-C that stopped the
+    /// compiler is raised as KeyboardInterrupt.
     fn cpu_module(&self, py: Python<'_>) -> PyResult<Arc<tile_cpu::CpuModule>> {
-        let mut slot = self
-            .cpu
-            .lock()
-            .map_err(|_| err("a previous compile panicked"))?;
-        if let Some(m) = slot.as_ref() {
-            return Ok(m.clone());
-        }
-        let plan = &self.plan;
-        let built =
-            py.detach(|| tile_cpu::compile(plan, &tile_cpu::CpuOptions::default()).map(Arc::new));
-        py.check_signals()?;
-        let m = built.map_err(err)?;
-        *slot = Some(m.clone());
-        Ok(m)
+        compiled_once(py, &self.cpu, || {
+            tile_cpu::compile(&self.plan, &tile_cpu::CpuOptions::default()).map_err(err)
+        })
     }
 
     fn cuda_module(&self, py: Python<'_>) -> PyResult<Arc<tile_cuda::CudaModule>> {
-        let mut slot = self
-            .cuda
-            .lock()
-            .map_err(|_| err("a previous compile panicked"))?;
-        if let Some(m) = slot.as_ref() {
-            return Ok(m.clone());
-        }
-        let plan = &self.plan;
-        let built = py
-            .detach(|| tile_cuda::compile(plan, &tile_cuda::CudaOptions::default()).map(Arc::new));
-        py.check_signals()?;
-        let m = built.map_err(err)?;
-        *slot = Some(m.clone());
-        Ok(m)
+        compiled_once(py, &self.cuda, || {
+            tile_cuda::compile(&self.plan, &tile_cuda::CudaOptions::default()).map_err(err)
+        })
     }
+}
+
+/// The value in `slot`, or `build`'s, run without the GIL and without
+/// holding the slot's lock (see `Kernel::cpu_module`).
+fn compiled_once<T: Send + Sync>(
+    py: Python<'_>,
+    slot: &Mutex<Option<Arc<T>>>,
+    build: impl FnOnce() -> PyResult<T> + Send,
+) -> PyResult<Arc<T>> {
+    let lock = || slot.lock().map_err(|_| err("a previous compile panicked"));
+    if let Some(m) = lock()?.as_ref() {
+        return Ok(m.clone());
+    }
+    let built = py.detach(build);
+    py.check_signals()?;
+    let built = Arc::new(built?);
+    let mut guard = lock()?;
+    Ok(guard.get_or_insert(built).clone())
 }
 
 #[pymethods]
@@ -154,30 +172,43 @@ impl Kernel {
         }
     }
 
-    /// Every parameter's shape, given some arguments' `(name, shape)`: the
-    /// size symbols are solved from them and the boxes evaluated.
-    fn shapes(&self, given: Vec<(String, Vec<usize>)>) -> PyResult<BTreeMap<String, Vec<usize>>> {
+    /// The shapes of the `missing` parameters (outputs to allocate), from
+    /// the arrays `given` by name: each given array is described (and so
+    /// checked: dtype, contiguity, device) and the size symbols solved from
+    /// them, and the outputs' bytes together must fit the memory ceiling
+    /// (`TILE_MAX_MEMORY`), all before anything is allocated.
+    fn output_shapes(
+        &self,
+        py: Python<'_>,
+        given: Vec<(String, Bound<'_, PyAny>)>,
+        missing: Vec<String>,
+    ) -> PyResult<BTreeMap<String, Vec<usize>>> {
         let program = self.program();
         let mut shapes = BTreeMap::new();
-        for (name, shape) in given {
+        for (name, obj) in given {
             let p = program
                 .param(&name)
                 .ok_or_else(|| err(tile_ir::ArgError::Unknown(name.clone())))?;
-            if p.dims.len() != shape.len() {
+            let d = describe(py, &obj, What::Name(&name))?;
+            if p.dims.len() != d.shape.len() {
                 return Err(err(tile_ir::ArgError::Rank {
                     name,
                     expected: p.dims.len(),
-                    found: shape.len(),
+                    found: d.shape.len(),
                 }));
             }
-            shapes.insert(name, (p.dtype, shape));
+            shapes.insert(name, (d.dtype, d.shape.clone()));
         }
         let sizes = tile_ir::args::solve_sizes(program, &shapes, &Sizes::new()).map_err(err)?;
         let boxes = tile_ir::args::boxes(program, &sizes).map_err(err)?;
         let mut out = BTreeMap::new();
-        for (name, dims) in boxes {
-            let mut shape = Vec::with_capacity(dims.len());
-            for (lo, hi) in dims {
+        let mut made = Vec::new();
+        for name in missing {
+            let p = program
+                .param(&name)
+                .ok_or_else(|| err(tile_ir::ArgError::Unknown(name.clone())))?;
+            let mut shape = Vec::with_capacity(p.dims.len());
+            for &(lo, hi) in boxes.get(&name).map_or(&[][..], |b| b.as_slice()) {
                 let n = hi
                     .checked_sub(lo)
                     .and_then(|n| usize::try_from(n).ok())
@@ -188,8 +219,10 @@ impl Kernel {
                     })?;
                 shape.push(n);
             }
+            made.push((p.dtype, shape.clone()));
             out.insert(name, shape);
         }
+        check_ceiling(&made)?;
         Ok(out)
     }
 
@@ -530,6 +563,11 @@ impl Function {
             }
             shapes.push(PyTuple::new(py, shape)?);
         }
+        let made: Vec<(tile_ir::DType, Vec<usize>)> = shapes
+            .iter()
+            .map(|t| Ok((entry.dtype, t.extract::<Vec<usize>>()?)))
+            .collect::<PyResult<_>>()?;
+        check_ceiling(&made)?;
         let like = args
             .get_item(0)
             .map_err(|_| err("a captured function needs at least one array"))?;

@@ -30,7 +30,7 @@ from ._native import TileError, describe_array
 
 __all__ = [
     "TileError", "Tensor", "Kernel", "Function", "compile", "jit", "where", "sum", "max",
-    "min", "mean", "maximum", "minimum", "abs", "exp", "exp2", "log", "log2", "sqrt",
+    "min", "mean", "maximum", "minimum", "abs", "exp", "exp2", "log", "log2", "log1p", "expm1", "sqrt",
     "rsqrt", "tanh", "sigmoid", "erf", "sin", "cos", "floor", "ceil", "pow", "fma",
     "describe_array",
 ]
@@ -64,6 +64,8 @@ exp = _unary("exp")
 exp2 = _unary("exp2")
 log = _unary("log")
 log2 = _unary("log2")
+log1p = _unary("log1p")
+expm1 = _unary("expm1")
 sqrt = _unary("sqrt")
 rsqrt = _unary("rsqrt")
 tanh = _unary("tanh")
@@ -123,7 +125,20 @@ _DTYPES = {"f32": "float32", "f64": "float64", "i32": "int32", "bool": "bool"}
 
 def _alloc(like, shape, dtype, zeros):
     """A new array of `shape` and Tile dtype `dtype`, from the library and
-    on the device of `like`."""
+    on the device of `like`. A library's refusal (out of memory, a shape it
+    cannot make) is raised as `TileError`."""
+    try:
+        return _alloc_like(like, shape, dtype, zeros)
+    except TileError:
+        raise
+    except (MemoryError, ValueError, TypeError, RuntimeError, OverflowError) as exc:
+        raise TileError(
+            f"cannot allocate a {dtype} array of shape {tuple(shape)} like a "
+            f"{type(like).__name__}: {type(exc).__name__}: {exc}"
+        ) from exc
+
+
+def _alloc_like(like, shape, dtype, zeros):
     lib = type(like).__module__.split(".")[0]
     name = _DTYPES[dtype]
     if lib == "numpy":
@@ -219,8 +234,9 @@ class Kernel:
                 if not arrays:
                     raise TileError(f"`{self.name}` needs at least one array to size its outputs")
                 like = next(iter(arrays.values()))
-                given = [(n, list(_shape(a))) for n, a in arrays.items()]
-                shapes = self._k.shapes(given)
+                shapes = self._k.output_shapes(
+                    list(arrays.items()), [p[0] for p in missing]
+                )
                 for n, _, dtype, _ in missing:
                     arrays[n] = _alloc(like, tuple(shapes[n]), dtype, zeros=True)
         self._k.run(tuple(arrays[n] for n in names), stream)
@@ -305,17 +321,25 @@ def _numpy_like():
     return numpy.empty(0)
 
 
-def _shape(a):
-    shape = getattr(a, "shape", None)
-    if shape is None:
-        shape = describe_array(a)[2]
-    return tuple(shape)
-
-
 def compile(text, program=None, *, fusion=True, file="<string>"):  # noqa: A001
     """A `Kernel` from `.tile` text. `program` selects one when the text
     holds several; `fusion=False` plans without fusion (for comparison).
     Errors name `file`, line and column."""
+    for what, value in (("the program text", text), ("program", program), ("file", file)):
+        if value is None and what == "program":
+            continue
+        if not isinstance(value, str):
+            raise TileError(f"{what} must be a str, not {type(value).__name__}")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            line = value.count("\n", 0, exc.start) + 1
+            col = exc.start - (value.rfind("\n", 0, exc.start) + 1) + 1
+            raise TileError(
+                f"{file if what == 'the program text' and isinstance(file, str) else '<string>'}:"
+                f"{line}:{col}: error: {what} holds a character that is not valid Unicode "
+                f"({value[exc.start]!r}, a lone surrogate)"
+            ) from None
     return Kernel(_NativeKernel(text, program, file, fusion))
 
 

@@ -23,7 +23,7 @@ from ._native import TileError
 _TAKEN = {
     "program", "for", "in", "out", "inout", "if", "else", "true", "false", "inf", "nan",
     "f32", "f64", "i32", "bool", "sum", "max", "min", "neg", "abs", "exp", "exp2", "log",
-    "log2", "sqrt", "rsqrt", "tanh", "sigmoid", "erf", "sin", "cos", "floor", "ceil", "pow",
+    "log2", "log1p", "expm1", "sqrt", "rsqrt", "tanh", "sigmoid", "erf", "sin", "cos", "floor", "ceil", "pow",
     "fma", "select", "i", "j", "M", "N",
 }
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
@@ -128,6 +128,23 @@ class Tensor:
     def __iter__(self):
         raise TileError("a traced value cannot be iterated while capturing")
 
+    def __matmul__(self, o):
+        raise TileError(
+            "matrix products (`@`) are not captured: write the product as a reduction in a "
+            ".tile program (sum(k in 0..K: a[i, k] * b[k, j])) and use tile.compile"
+        )
+
+    __rmatmul__ = __matmul__
+
+    def _unsupported(self, *args):
+        raise TileError(
+            "this operator is not captured (captured functions use + - * / ** comparisons "
+            "& | ~ and the tile functions)"
+        )
+
+    __floordiv__ = __rfloordiv__ = __lshift__ = __rlshift__ = __rshift__ = _unsupported
+    __rrshift__ = __xor__ = __rxor__ = __divmod__ = __rdivmod__ = _unsupported
+
     # Arithmetic.
     def __add__(self, o):
         return _binary("+", self, o)
@@ -225,10 +242,14 @@ def _lift(x, graph):
         return x._node
     if isinstance(x, bool):
         return _Node(graph, "const", (), x, (), "bool")
-    if isinstance(x, (int, float)):
-        return _Node(graph, "const", (), float(x), (), "float")
-    if type(x).__module__ == "numpy" and getattr(x, "shape", None) == ():
-        return _Node(graph, "const", (), float(x), (), "float")
+    if isinstance(x, (int, float)) or (
+        type(x).__module__ == "numpy" and getattr(x, "shape", None) == ()
+    ):
+        try:
+            v = float(x)
+        except (OverflowError, TypeError, ValueError) as exc:
+            raise TileError(f"the constant {x!r} is not a float: {exc}") from None
+        return _Node(graph, "const", (), v, (), "float")
     raise TileError(
         f"a {type(x).__name__} cannot take part in a captured function: arrays are the "
         "function's arguments, and constants Python numbers"
@@ -268,7 +289,7 @@ def _unary(op, a):
 
 #: Functions of the language the package exposes, with their arity.
 FUNCTIONS = {
-    "abs": 1, "exp": 1, "exp2": 1, "log": 1, "log2": 1, "sqrt": 1, "rsqrt": 1, "tanh": 1,
+    "abs": 1, "exp": 1, "exp2": 1, "log": 1, "log2": 1, "log1p": 1, "expm1": 1, "sqrt": 1, "rsqrt": 1, "tanh": 1,
     "sigmoid": 1, "erf": 1, "sin": 1, "cos": 1, "floor": 1, "ceil": 1, "pow": 2,
     "fma": 3, "min": 2, "max": 2,
 }
@@ -447,7 +468,12 @@ def capture(fn, ranks, dtype):
         node = _Node(graph, "in", (), None, ("M", "N") if rank == 2 else ("N",), "float")
         params[node.id] = (tname, rank)
         inputs.append(Tensor(graph, node))
-    result = fn(*inputs)
+    try:
+        result = fn(*inputs)
+    except (TypeError, OverflowError, ZeroDivisionError) as exc:
+        raise TileError(
+            f"{fn.__name__} raised {type(exc).__name__} while it was captured: {exc}"
+        ) from exc
     single = not isinstance(result, (tuple, list))
     outs = [result] if single else list(result)
     if not outs:

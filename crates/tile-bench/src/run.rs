@@ -8,6 +8,7 @@ use crate::suite::Case;
 use crate::target::{prepare, Variant};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
+use std::io::IsTerminal;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -193,11 +194,17 @@ fn run_rounds(
                 .find(|c| &c.name == case_name)
                 .ok_or("planned case missing")?;
             if args.progress {
-                eprint!(
-                    "\r[{done}/{total}] round {} {case_name} {entry}                    ",
-                    round.round
-                );
-                let _ = std::io::stderr().flush();
+                // A terminal shows one line rewritten in place; a log
+                // (stderr not a terminal) gets one plain line per step.
+                if std::io::stderr().is_terminal() {
+                    eprint!(
+                        "\r[{done}/{total}] round {} {case_name} {entry}                    ",
+                        round.round
+                    );
+                    let _ = std::io::stderr().flush();
+                } else {
+                    eprintln!("[{done}/{total}] round {} {case_name} {entry}", round.round);
+                }
             }
             let base = json!({"round": round.round, "case": case_name, "graph": case.graph, "group": case.group, "shape": case.shape});
             if let Some(peer) = peers.get_mut(entry) {
@@ -223,7 +230,7 @@ fn run_rounds(
             rows.extend(tile_rows(args, case, entry, base, ph, &mut artifacts)?);
         }
     }
-    if args.progress {
+    if args.progress && std::io::stderr().is_terminal() {
         eprintln!();
     }
     Ok(Measured {

@@ -36,6 +36,8 @@ pub(crate) fn library() -> Vec<Helper> {
             ("exp2", format!("exp2{f}(x)")),
             ("log", format!("log{f}(x)")),
             ("log2", format!("log2{f}(x)")),
+            ("log1p", format!("log1p{f}(x)")),
+            ("expm1", format!("expm1{f}(x)")),
             ("tanh", format!("tanh{f}(x)")),
             ("sigmoid", format!("{one} / ({one} + exp{f}(-x))")),
             ("erf", format!("erf{f}(x)")),
@@ -164,7 +166,56 @@ static inline {vt} tile_fma_v{s}({vt} a, {vt} b, {vt} c) {{
     }
     v.extend(f32_polynomials());
     v.extend(f64_polynomials());
+    for s in ["f32", "f64"] {
+        v.extend(near_one(s));
+    }
     v
+}
+
+/// `log1p` and `expm1` on vectors of `s` (`f32` or `f64`) from the vector
+/// `log` and `exp`, by the classic corrections that cancel their rounding
+/// near 0 (Goldberg's for log1p, Kahan's for expm1: a few ulp). With
+/// `u = 1 + x`: `log1p(x) = x` where `u == 1`, else `log(u) * (x / (u -
+/// 1))`; with `u = e^x`: `expm1(x) = x` where `u == 1`, `-1` where `u - 1
+/// == -1`, else `(u - 1) * (x / log(u))`. Infinite `u` gives `u` (`+inf`
+/// and overflow), NaN stays NaN, -0 stays -0, `log1p(-1) = -inf` and
+/// `log1p(x < -1)` is NaN from `log`.
+fn near_one(s: &str) -> Vec<Helper> {
+    let (vt, m, one, inf) = match s {
+        "f32" => ("tile_vf32", "tile_vm4", "1.0f", "__builtin_inff()"),
+        _ => ("tile_vf64", "tile_vm8", "1.0", "__builtin_inf()"),
+    };
+    let sel = format!("tile_sel_v{s}");
+    vec![
+        helper(
+            &format!("tile_log1p_v{s}"),
+            &[&format!("tile_log_v{s}"), &sel],
+            &format!(
+                r#"
+static inline {vt} tile_log1p_v{s}({vt} x) {{
+  {vt} u = {one} + x;
+  {vt} r = tile_log_v{s}(u) * (x / (u - {one}));
+  r = {sel}(({m})(u == {one}), x, r);
+  return {sel}(({m})(u == {inf}), u, r);
+}}"#
+            ),
+        ),
+        helper(
+            &format!("tile_expm1_v{s}"),
+            &[&format!("tile_exp_v{s}"), &format!("tile_log_v{s}"), &sel],
+            &format!(
+                r#"
+static inline {vt} tile_expm1_v{s}({vt} x) {{
+  {vt} u = tile_exp_v{s}(x);
+  {vt} um = u - {one};
+  {vt} r = um * (x / tile_log_v{s}(u));
+  r = {sel}(({m})(u == {one}), x, r);
+  r = {sel}(({m})(um == -{one}), um, r);
+  return {sel}(({m})(u == {inf}), u, r);
+}}"#
+            ),
+        ),
+    ]
 }
 
 /// `exp exp2 log log2 tanh sigmoid erf sin cos` on `f32` vectors.

@@ -17,6 +17,8 @@ const UNARY: &[(&str, &str)] = &[
     ("exp2", "exp2(x[i])"),
     ("log", "log(x[i])"),
     ("log2", "log2(x[i])"),
+    ("log1p", "log1p(x[i])"),
+    ("expm1", "expm1(x[i])"),
     ("tanh", "tanh(x[i])"),
     ("sigmoid", "sigmoid(x[i])"),
     ("erf", "erf(x[i])"),
@@ -242,6 +244,8 @@ fn oracle(dtype: DType, name: &str, x: f64, y: f64) -> f64 {
         "exp2" => x.exp2(),
         "log" => x.ln(),
         "log2" => x.log2(),
+        "log1p" => x.ln_1p(),
+        "expm1" => x.exp_m1(),
         "tanh" => x.tanh(),
         "sigmoid" => 1.0 / (1.0 + (-x).exp()),
         "erf" => erf(x),
@@ -447,6 +451,23 @@ fn vectorised(dtype: DType) {
     ]);
     check_oracle(dtype, "log", &["log", "log2"], &x, &vec![1.0; x.len()]);
 
+    // log1p, expm1: around 0 at every scale, to the edges of their domains
+    // and ranges (the relative test near 0 is `tails_keep_relative_accuracy`).
+    let tiny: Vec<f64> = (0..6_000)
+        .flat_map(|k| {
+            let v = 10f64.powf(-300.0 + k as f64 * 0.05);
+            [v, -v]
+        })
+        .collect();
+    let x = with_special(&[
+        linspace(-1.0, 1.0, 20001),
+        linspace(-0.999_999, 10.0, 10001),
+        linspace(-40.0, 100.0, 8001),
+        linspace(-760.0, 760.0, 30001),
+        tiny,
+    ]);
+    check_oracle(dtype, "log1p", &["log1p", "expm1"], &x, &vec![1.0; x.len()]);
+
     // sin, cos: [-1, 1] densely, then up to 1e4 (f32) / 1e5 (f64), and the
     // library fallback beyond.
     let far = if dtype == DType::F64 { 1e5 } else { 1e4 };
@@ -512,6 +533,77 @@ fn f64_vector_functions_match_the_oracle() {
     vectorised(DType::F64);
 }
 
+/// `log1p` and `expm1` keep their relative accuracy where the results are
+/// tiny (where `log(1 + x)` and `exp(x) - 1` lose every digit, and a test of
+/// absolute error would pass 0): within 4 ulp of `f32` (`f64`: 8 ulp) of
+/// Rust's `ln_1p`/`exp_m1` for |x| from 1e-30 (f64: 1e-300) to 0.5, and
+/// softplus written as `log1p(exp(x))` stays positive down to -87.
+#[test]
+fn tails_keep_relative_accuracy() {
+    for dtype in [DType::F32, DType::F64] {
+        let (lo, ulp) = if dtype == DType::F32 {
+            (-30.0, 4.0 * f32::EPSILON as f64)
+        } else {
+            (-300.0, 8.0 * f64::EPSILON)
+        };
+        let mut x: Vec<f64> = Vec::new();
+        let steps = ((-0.3 - lo) / 0.01) as usize;
+        for k in 0..=steps {
+            let v = 10f64.powf(lo + k as f64 * 0.01);
+            let v = if dtype == DType::F32 {
+                v as f32 as f64
+            } else {
+                v
+            };
+            x.extend([v, -v]);
+        }
+        let program = program(dtype.name());
+        let (_, module) = common::build(&program, true);
+        let r = run(&module, &program, dtype, &x, &x, &x);
+        for name in ["log1p", "expm1"] {
+            let got = &r[name].0;
+            let mut worst = (0.0f64, 0.0f64);
+            for (k, &v) in x.iter().enumerate() {
+                let want = oracle(dtype, name, v, 1.0);
+                let e = (got[k] - want).abs() / want.abs();
+                if e > worst.0 {
+                    worst = (e, v);
+                }
+            }
+            assert!(
+                worst.0 <= ulp,
+                "{dtype} {name}: relative error {:e} at x = {:e}",
+                worst.0,
+                worst.1
+            );
+        }
+    }
+    let softplus = tile_ir::parse_program(
+        "program sp(x: in f32[N], y: out f32[N], z: out f32[N]) {\n  for i in 0..N {\n    y[i] = log1p(exp(x[i]))\n    z[i] = log(1.0 + exp(x[i]))\n  }\n}\n",
+    )
+    .unwrap();
+    let (_, module) = common::build(&softplus, true);
+    let xs = linspace(-87.0, -17.0, 701);
+    let n = xs.len();
+    let mut args = BTreeMap::new();
+    args.insert("x".to_string(), Array::from_f64(DType::F32, &[n], &xs));
+    args.insert("y".to_string(), Array::zeros(DType::F32, &[n]));
+    args.insert("z".to_string(), Array::zeros(DType::F32, &[n]));
+    module.run(&mut args, &Sizes::new()).unwrap();
+    let (y, z) = (args["y"].to_f64(), args["z"].to_f64());
+    for k in 0..n {
+        let want = (xs[k] as f32 as f64).exp().ln_1p();
+        assert!(
+            (y[k] - want).abs() <= 4.0 * f32::EPSILON as f64 * want,
+            "softplus({}) = {:e}, FP64 {want:e}",
+            xs[k],
+            y[k]
+        );
+    }
+    // The naive form is 0 there: what the issue reported.
+    assert!(z.iter().all(|&v| v == 0.0));
+}
+
 /// The functions above run as vector code, not lane by lane through the C
 /// library.
 #[test]
@@ -540,7 +632,7 @@ fn transcendental_functions_are_vector_code() {
         }
         let t = &dtype.name()[1..];
         for f in [
-            "exp", "exp2", "log", "log2", "tanh", "sigmoid", "erf", "sin", "cos",
+            "exp", "exp2", "log", "log2", "log1p", "expm1", "tanh", "sigmoid", "erf", "sin", "cos",
         ] {
             let lane = format!("r[l] = tile_{f}_f{t}(x[l]);");
             assert!(!src.contains(&lane), "{dtype}: {f} is lane by lane");

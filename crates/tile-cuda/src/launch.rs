@@ -501,6 +501,10 @@ impl CudaModule {
     /// marks an argument trusted when its owner already guarantees that
     /// (PyTorch checks every tensor view against its storage).
     ///
+    /// When a check may fail, the kernels run on device copies of the
+    /// written arguments, copied back only if every check passed: a
+    /// failed call leaves every argument as it was.
+    ///
     /// # Safety
     /// The memory must stay allocated, and not be written by other work
     /// on other streams, until the kernels on `stream` finish; trusted
@@ -578,9 +582,42 @@ impl CudaModule {
             // same chunk buffer: let them finish first.
             self.gpu.sync_stream(self.gpu.stream)?;
         }
-        self.fire(&launches, &addrs, err.ptr, stream)?;
+        if !may_fail {
+            self.fire(&launches, &addrs, err.ptr, stream)?;
+            self.gpu.sync_stream(stream)?;
+            return self.read_failure(err);
+        }
+        // A check may fail: the kernels write device copies of the written
+        // arguments, copied back only when no check failed, so a failed
+        // call leaves every argument as it was.
+        let mut copies = Vec::new();
+        let mut shadow = addrs.clone();
+        for a in args {
+            let Some(i) = program.params.iter().position(|p| p.name == a.name) else {
+                continue;
+            };
+            if !program.params[i].role.is_written() || a.bytes == 0 {
+                continue;
+            }
+            let bytes = usize::try_from(a.bytes).map_err(|_| {
+                CudaError::Unsupported(format!("`{}` holds more bytes than memory", a.name))
+            })?;
+            let copy = self.gpu.alloc(bytes)?;
+            // SAFETY: `a` was checked to lie in device memory of this
+            // context; the copy is a new allocation of `bytes`.
+            unsafe { self.gpu.copy_on(copy.ptr, a.addr, bytes, stream)? };
+            shadow[i] = copy.ptr;
+            copies.push((i, bytes, copy));
+        }
+        self.fire(&launches, &shadow, err.ptr, stream)?;
         self.gpu.sync_stream(stream)?;
-        self.read_failure(err)
+        self.read_failure(err)?;
+        for (i, bytes, copy) in &copies {
+            // SAFETY: as above.
+            unsafe { self.gpu.copy_on(addrs[*i], copy.ptr, *bytes, stream)? };
+        }
+        // The copies are freed when this returns: their last use first.
+        self.gpu.sync_stream(stream)
     }
 
     /// Refuses, before any launch, a plan whose printed checks may fail at

@@ -291,6 +291,26 @@ impl Gpu {
         }
     }
 
+    /// A device-to-device copy of `bytes` from `src` to `dst` on `stream`
+    /// (a stream of this context).
+    ///
+    /// # Safety
+    /// Both ranges must lie in device memory of this context and not
+    /// overlap.
+    pub(crate) unsafe fn copy_on(
+        &self,
+        dst: DevicePtr,
+        src: DevicePtr,
+        bytes: usize,
+        stream: Handle,
+    ) -> Result<(), CudaError> {
+        // SAFETY: the caller's contract.
+        self.drv.check(
+            unsafe { (self.drv.memcpy_dtod_async)(dst, src, bytes, stream) },
+            "cuMemcpyDtoDAsync",
+        )
+    }
+
     /// A device-to-device copy on the stream (the bandwidth floor).
     pub fn copy(
         &self,

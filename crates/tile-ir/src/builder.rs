@@ -202,7 +202,7 @@ macro_rules! unary_fns {
 
 unary_fns! {
     abs => Func::Abs, exp => Func::Exp, exp2 => Func::Exp2, log => Func::Log,
-    log2 => Func::Log2, sqrt => Func::Sqrt, rsqrt => Func::Rsqrt, tanh => Func::Tanh,
+    log2 => Func::Log2, log1p => Func::Log1p, expm1 => Func::Expm1, sqrt => Func::Sqrt, rsqrt => Func::Rsqrt, tanh => Func::Tanh,
     sigmoid => Func::Sigmoid, erf => Func::Erf, sin => Func::Sin, cos => Func::Cos,
     floor => Func::Floor, ceil => Func::Ceil,
 }

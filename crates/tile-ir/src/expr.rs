@@ -107,6 +107,10 @@ pub enum Func {
     Log,
     /// `log2(x)`
     Log2,
+    /// `log1p(x)` = log(1 + x), accurate for small `x`
+    Log1p,
+    /// `expm1(x)` = exp(x) - 1, accurate for small `x`
+    Expm1,
     /// `sqrt(x)`
     Sqrt,
     /// `rsqrt(x)` = 1/sqrt(x)
@@ -137,7 +141,7 @@ pub enum Func {
 
 impl Func {
     /// Every function, for parsers and generators.
-    pub const ALL: [Func; 22] = [
+    pub const ALL: [Func; 24] = [
         Func::Abs,
         Func::Min,
         Func::Max,
@@ -145,6 +149,8 @@ impl Func {
         Func::Exp2,
         Func::Log,
         Func::Log2,
+        Func::Log1p,
+        Func::Expm1,
         Func::Sqrt,
         Func::Rsqrt,
         Func::Tanh,
@@ -172,6 +178,8 @@ impl Func {
             Func::Exp2 => "exp2",
             Func::Log => "log",
             Func::Log2 => "log2",
+            Func::Log1p => "log1p",
+            Func::Expm1 => "expm1",
             Func::Sqrt => "sqrt",
             Func::Rsqrt => "rsqrt",
             Func::Tanh => "tanh",

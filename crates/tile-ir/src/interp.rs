@@ -425,6 +425,8 @@ fn call(f: Func, v: &[Value]) -> Option<Value> {
         Func::Exp2 => x.exp2(),
         Func::Log => x.ln(),
         Func::Log2 => x.log2(),
+        Func::Log1p => x.ln_1p(),
+        Func::Expm1 => x.exp_m1(),
         Func::Sqrt => x.sqrt(),
         Func::Rsqrt => 1.0 / x.sqrt(),
         Func::Tanh => x.tanh(),

@@ -259,6 +259,8 @@ fn cacheable(e: &Expr, program: &Program, float: DType, written: &[String]) -> b
                 | Func::Exp2
                 | Func::Log
                 | Func::Log2
+                | Func::Log1p
+                | Func::Expm1
                 | Func::Sqrt
                 | Func::Rsqrt
                 | Func::Tanh

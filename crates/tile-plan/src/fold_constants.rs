@@ -322,6 +322,8 @@ fn fold_call(f: Func, args: Vec<Expr>) -> Expr {
         Func::Exp2 => float(x.exp2()),
         Func::Log => float(x.ln()),
         Func::Log2 => float(x.log2()),
+        Func::Log1p => float(x.ln_1p()),
+        Func::Expm1 => float(x.exp_m1()),
         Func::Sqrt => float(x.sqrt()),
         Func::Rsqrt => float(1.0 / x.sqrt()),
         Func::Tanh => float(x.tanh()),
