@@ -11,6 +11,8 @@ TILE_D float tile_exp_f32(float x) { return expf(x); }
 TILE_D float tile_exp2_f32(float x) { return exp2f(x); }
 TILE_D float tile_log_f32(float x) { return logf(x); }
 TILE_D float tile_log2_f32(float x) { return log2f(x); }
+TILE_D float tile_log1p_f32(float x) { return log1pf(x); }
+TILE_D float tile_expm1_f32(float x) { return expm1f(x); }
 TILE_D float tile_sqrt_f32(float x) { return sqrtf(x); }
 TILE_D float tile_rsqrt_f32(float x) { return 1.0f / sqrtf(x); }
 TILE_D float tile_tanh_f32(float x) { return tanhf(x); }
@@ -29,6 +31,8 @@ TILE_D double tile_exp_f64(double x) { return exp(x); }
 TILE_D double tile_exp2_f64(double x) { return exp2(x); }
 TILE_D double tile_log_f64(double x) { return log(x); }
 TILE_D double tile_log2_f64(double x) { return log2(x); }
+TILE_D double tile_log1p_f64(double x) { return log1p(x); }
+TILE_D double tile_expm1_f64(double x) { return expm1(x); }
 TILE_D double tile_sqrt_f64(double x) { return sqrt(x); }
 TILE_D double tile_rsqrt_f64(double x) { return 1.0 / sqrt(x); }
 TILE_D double tile_tanh_f64(double x) { return tanh(x); }

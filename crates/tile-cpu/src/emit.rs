@@ -55,12 +55,14 @@ pub(crate) fn symbol(k: &Kernel) -> String {
 /// Prints the whole C file for `plan`.
 pub(crate) fn emit(plan: &Plan) -> Result<Emitted, CpuError> {
     let program = &plan.program;
+    // Built once: each kernel's printing then costs its own size.
+    let index = tile_ir::ParamIndex::of(program);
     let mut helpers = BTreeSet::new();
     let mut bodies = Vec::new();
     let mut sites = Vec::new();
     let mut scratch = Vec::new();
     for k in &plan.kernels {
-        let (printed, rows) = kernel(program, k);
+        let (printed, rows) = kernel(program, &index, k);
         scratch.push(rows);
         if !printed.errors.is_empty() {
             return Err(CpuError::Unsupported(format!(
@@ -90,7 +92,11 @@ pub(crate) fn emit(plan: &Plan) -> Result<Emitted, CpuError> {
     })
 }
 
-fn kernel(program: &Program, k: &Kernel) -> (tile_emit::Printed, Vec<tile_plan::ScratchRow>) {
+fn kernel(
+    program: &Program,
+    index: &tile_ir::ParamIndex,
+    k: &Kernel,
+) -> (tile_emit::Printed, Vec<tile_plan::ScratchRow>) {
     // Row kernels may compute a reduced value once into a scratch row for
     // a later loop (softmax's exponentials): a rewritten body, and scratch
     // buffers the printer sees as parameters.
@@ -103,21 +109,22 @@ fn kernel(program: &Program, k: &Kernel) -> (tile_emit::Printed, Vec<tile_plan::
         (None, Some(c)) => (c.body.clone(), c.scratch.clone(), true),
         (None, None) => (k.body.clone(), vec![], false),
     };
-    let printed = print_kernel(program, k, &body, &scratch, blocks);
+    let printed = print_kernel(program, index, k, &body, &scratch, blocks);
     (printed, scratch)
 }
 
 fn print_kernel(
     program: &Program,
+    index: &tile_ir::ParamIndex,
     k: &Kernel,
     body: &[tile_ir::Stmt],
     scratch: &[tile_plan::ScratchRow],
     blocks: bool,
 ) -> tile_emit::Printed {
-    let extended = tile_plan::with_scratch(program, scratch);
     // A full reduction's parts, built by tile-plan.
     let full = k.full_parts().map(crate::split_full::FullPrint);
-    let mut p = Printer::new(&dialect::C, &extended);
+    let mut p = Printer::with_index(&dialect::C, program, index);
+    p.add_params(tile_plan::scratch_params(program, scratch));
     let over = k.over();
     p.line(format!(
         "/* {}: {}{}; stores {}; reads {} */",
@@ -131,12 +138,12 @@ fn print_kernel(
         "void {}(int64_t lo, int64_t hi, const int64_t *restrict S, void *const *restrict A, int32_t *restrict err)",
         symbol(k)
     ));
-    let params = k.params(program);
+    let params = k.params_in(program, index);
     p.declare_arguments(&params, &k.stores, &|n| format!("S[{n}]"), &|i| {
         format!("A[{i}]")
     });
     match k.mapping {
-        Mapping::ColumnReduction if blocks => column_blocks(&mut p, k, body, &extended, scratch),
+        Mapping::ColumnReduction if blocks => column_blocks(&mut p, k, body, scratch),
         // Otherwise a column kernel's domain is its one row variable: the
         // element grid's one-variable loop, lanes across columns.
         Mapping::ElementGrid | Mapping::Split | Mapping::ColumnReduction => element_grid(&mut p, k),
@@ -158,7 +165,7 @@ fn print_kernel(
             p.line("if (lo >= hi || dn0 <= 0) return;");
             if !scratch.is_empty() {
                 p.set_line(k.body.first().map_or(0, |s| s.span().line));
-                declare_scratch(&mut p, &extended, scratch);
+                declare_scratch(&mut p, scratch);
             }
             p.line("const int64_t rs = dl0 + lo, re = dl0 + hi;");
             p.vector_loops = true;
@@ -189,7 +196,7 @@ fn print_kernel(
 
 /// The scratch rows of a row kernel: one per-thread buffer (`tile_scratch`,
 /// kept between calls) cut into rows of 64-byte multiples.
-fn declare_scratch(p: &mut Printer, extended: &Program, scratch: &[tile_plan::ScratchRow]) {
+fn declare_scratch(p: &mut Printer, scratch: &[tile_plan::ScratchRow]) {
     let mut offset = "0".to_string();
     let mut rows = Vec::new();
     for (n, s) in scratch.iter().enumerate() {
@@ -208,8 +215,8 @@ fn declare_scratch(p: &mut Printer, extended: &Program, scratch: &[tile_plan::Sc
     ));
     p.line(format!("if (!tile_scr) TILE_FAIL({site});"));
     for (s, off) in scratch.iter().zip(rows) {
-        if let Some(q) = extended.param(&s.name) {
-            p.declare_param(q, true, &format!("(tile_scr + {off})"));
+        if let Some(q) = p.param(&s.name).cloned() {
+            p.declare_param(&q, true, &format!("(tile_scr + {off})"));
         }
     }
 }
@@ -220,7 +227,6 @@ fn column_blocks(
     p: &mut Printer,
     k: &Kernel,
     body: &[tile_ir::Stmt],
-    extended: &Program,
     scratch: &[tile_plan::ScratchRow],
 ) {
     let col = &k.domain[0];
@@ -231,7 +237,7 @@ fn column_blocks(
     ));
     p.line("if (lo >= hi || dn0 <= 0) return;");
     p.set_line(k.body.first().map_or(0, |s| s.span().line));
-    declare_scratch(p, extended, scratch);
+    declare_scratch(p, scratch);
     let block = tile_plan::COLUMN_BLOCK;
     p.line("const int64_t ce_all = dl0 + hi;");
     p.open(format!(

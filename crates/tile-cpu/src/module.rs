@@ -70,6 +70,7 @@ impl CpuModule {
         threads: usize,
     ) -> Result<CpuModule, CpuError> {
         let mut kernels = Vec::new();
+        let index = tile_ir::ParamIndex::of(&plan.program);
         for ((k, sites), scratch) in plan.kernels.iter().zip(emitted.sites).zip(emitted.scratch) {
             let sym = emit::symbol(k);
             // SAFETY: the symbol is a kernel of our source with this
@@ -94,9 +95,13 @@ impl CpuModule {
                 f,
                 fin,
                 params: k
-                    .params(&plan.program)
+                    .params_in(&plan.program, &index)
                     .iter()
-                    .map(|p| param_index(&plan.program, &p.name))
+                    .map(|p| {
+                        index
+                            .position(&plan.program, &p.name)
+                            .ok_or_else(|| CpuError::Args(ArgError::Unknown(p.name.to_string())))
+                    })
                     .collect::<Result<_, _>>()?,
                 sites,
                 scratch,
@@ -181,9 +186,7 @@ impl CpuModule {
         for a in args {
             let i = param_index(program, &a.name)?;
             ptrs[i] = a.addr as usize as *mut u8;
-            bytes[i] = usize::try_from(a.bytes).map_err(|_| {
-                CpuError::Unsupported(format!("`{}` holds more bytes than memory", a.name))
-            })?;
+            bytes[i] = a.bytes;
         }
         // SAFETY: checked above; validity is the caller's contract.
         unsafe { self.launch_all(&sizes, &ptrs, &bytes) }

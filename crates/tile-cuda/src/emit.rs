@@ -101,6 +101,8 @@ pub(crate) fn emit(plan: &Plan, unroll: Unroll) -> Result<Emitted, CudaError> {
         held: unroll.held,
     };
     let program = &plan.program;
+    // Built once: each kernel's printing then costs its own size.
+    let index = tile_ir::ParamIndex::of(program);
     let mut source = dialect::CUDA.file_header(&program.name, plan.kernels.len());
     source.push_str(crate::prelude::PRELUDE);
     let mut kernels = Vec::new();
@@ -114,7 +116,7 @@ pub(crate) fn emit(plan: &Plan, unroll: Unroll) -> Result<Emitted, CudaError> {
     }
     for (n, k) in plan.kernels.iter().enumerate() {
         let base = n as i32 * KERNEL_SITES;
-        let printed = kernel(program, k, Entry::Plain, base, unroll);
+        let printed = kernel(program, &index, k, Entry::Plain, base, unroll);
         if !printed.errors.is_empty() {
             return Err(CudaError::Unsupported(format!(
                 "kernel {} of `{}`: {}",
@@ -136,8 +138,8 @@ pub(crate) fn emit(plan: &Plan, unroll: Unroll) -> Result<Emitted, CudaError> {
             fin: k.mapping == Mapping::FullReduction,
         };
         if k.mapping.is_elementwise() {
-            if let Some(plan4) = vec4_plan(program, k) {
-                let printed = kernel(program, k, Entry::Vec4, base, unroll);
+            if let Some(plan4) = vec4_plan(program, &index, k) {
+                let printed = kernel(program, &index, k, Entry::Vec4, base, unroll);
                 if printed.errors.is_empty() {
                     source.push('\n');
                     source.push_str(&printed.code);
@@ -156,7 +158,14 @@ pub(crate) fn emit(plan: &Plan, unroll: Unroll) -> Result<Emitted, CudaError> {
         }
         if k.mapping == Mapping::RowReduction && crate::print_rows::splits(k) {
             if let Some(plan) = crate::stage_rows::row_plan(program, k) {
-                let printed = kernel(program, k, Entry::Rows, base + ROWS_SITE_BASE, unroll);
+                let printed = kernel(
+                    program,
+                    &index,
+                    k,
+                    Entry::Rows,
+                    base + ROWS_SITE_BASE,
+                    unroll,
+                );
                 if printed.errors.is_empty() {
                     source.push('\n');
                     source.push_str(&printed.code);
@@ -189,6 +198,7 @@ enum Entry {
 
 fn kernel(
     program: &Program,
+    index: &tile_ir::ParamIndex,
     k: &Kernel,
     entry: Entry,
     site_base: i32,
@@ -203,11 +213,13 @@ fn kernel(
     };
     let extended = match &rows {
         Some(r) => tile_plan::with_scratch(program, &r.scratch),
-        None => program.clone(),
+        None => std::borrow::Cow::Borrowed(program),
     };
     // A full reduction's parts, built by tile-plan.
     let full = k.full_parts().map(crate::print_full::FullPrint);
-    let mut p = Printer::new(&dialect::CUDA, &extended);
+    // `extended` is `program` or `program` with scratch rows appended:
+    // `index` serves both.
+    let mut p = Printer::with_index(&dialect::CUDA, &extended, index);
     p.set_site_base(site_base as u32);
     let over = k.over();
     p.line(format!(
@@ -232,7 +244,7 @@ fn kernel(
         "extern \"C\" __global__ void {name}(const TileArgs a)"
     ));
     p.line("int *err = a.err;");
-    let params = k.params(program);
+    let params = k.params_in(program, index);
     p.declare_arguments(&params, &k.stores, &|n| format!("a.S[{n}]"), &|i| {
         format!("a.A[{i}]")
     });
@@ -411,10 +423,16 @@ struct Vec4Plan {
 
 /// A contiguous access: its buffer and index, the last index minus the
 /// innermost variable (an expression of size symbols).
-fn contiguous(program: &Program, k: &Kernel, buf: &str, idx: &[Expr]) -> Option<Expr> {
+fn contiguous(
+    program: &Program,
+    index: &tile_ir::ParamIndex,
+    k: &Kernel,
+    buf: &str,
+    idx: &[Expr],
+) -> Option<Expr> {
     let jv = &k.domain.last()?.name;
-    let (a, rest) = tile_emit::unit_stride(program, jv, buf, idx)?;
-    let symbols = program.size_symbols();
+    let (a, rest) = tile_emit::unit_stride(index.param(program, buf)?, jv, idx)?;
+    let symbols = index.symbols();
     // Outer indices are printed as affine code over the other domain
     // variables and sizes (`index_code`): anything else (a load, a
     // product, a division) keeps the scalar entry point.
@@ -440,7 +458,7 @@ fn contiguous(program: &Program, k: &Kernel, buf: &str, idx: &[Expr]) -> Option<
     Some(c)
 }
 
-fn vec4_plan(program: &Program, k: &Kernel) -> Option<Vec4Plan> {
+fn vec4_plan(program: &Program, index: &tile_ir::ParamIndex, k: &Kernel) -> Option<Vec4Plan> {
     let jv = k.domain.last()?.name.clone();
     let mut conditions = Vec::new();
     let mut sites = Vec::new();
@@ -476,8 +494,8 @@ fn vec4_plan(program: &Program, k: &Kernel) -> Option<Vec4Plan> {
     }
     let dom_lo = k.domain.last()?.lo.clone();
     for (buf, idx) in loaded.iter().chain(&stored) {
-        let c = contiguous(program, k, buf, idx)?;
-        let param = program.param(buf)?;
+        let c = contiguous(program, index, k, buf, idx)?;
+        let param = index.param(program, buf)?;
         let last = param.dims.last()?;
         let first = Expr::binary(
             tile_ir::BinOp::Sub,

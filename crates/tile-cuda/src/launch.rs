@@ -599,9 +599,7 @@ impl CudaModule {
             if !program.params[i].role.is_written() || a.bytes == 0 {
                 continue;
             }
-            let bytes = usize::try_from(a.bytes).map_err(|_| {
-                CudaError::Unsupported(format!("`{}` holds more bytes than memory", a.name))
-            })?;
+            let bytes = a.bytes;
             let copy = self.gpu.alloc(bytes)?;
             // SAFETY: `a` was checked to lie in device memory of this
             // context; the copy is a new allocation of `bytes`.

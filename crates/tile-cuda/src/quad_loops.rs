@@ -128,7 +128,10 @@ fn load_name(n: usize) -> String {
 /// and whose other indices and `c` are fixed over the loop (`bound`: the
 /// names the body binds).
 fn contiguous(program: &Program, var: &str, bound: &[String], buf: &str, idx: &[Expr]) -> bool {
-    let Some((a, rest)) = tile_emit::unit_stride(program, var, buf, idx) else {
+    let Some((a, rest)) = program
+        .param(buf)
+        .and_then(|param| tile_emit::unit_stride(param, var, idx))
+    else {
         return false;
     };
     let fixed = |e: &Expr| {

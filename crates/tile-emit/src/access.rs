@@ -19,7 +19,7 @@
 
 use crate::printer::{Kind, Printer, VTy, Val};
 use std::collections::{BTreeMap, HashSet};
-use tile_ir::{DType, Expr, NodeId, Program, Stmt};
+use tile_ir::{DType, Expr, NodeId, Stmt};
 use tile_plan::affine::Affine;
 
 /// One index dimension of an access, classified against the lanes.
@@ -170,7 +170,7 @@ impl Printer<'_> {
 
     /// A load (`node` is the `Expr::Load`'s identity).
     pub(crate) fn load(&mut self, node: &NodeId, buf: &str, idx: &[Expr]) -> Val {
-        let Some(p) = self.program.param(buf) else {
+        let Some(p) = self.param(buf) else {
             self.error(format!("load from unknown parameter `{buf}`"));
             return Val::lit("0".to_string(), VTy::Int);
         };
@@ -264,7 +264,7 @@ impl Printer<'_> {
 
     /// A store statement.
     pub(crate) fn store(&mut self, node: &NodeId, buf: &str, idx: &[Expr], value: &Expr) {
-        let Some(p) = self.program.param(buf) else {
+        let Some(p) = self.param(buf) else {
             self.error(format!("store to unknown parameter `{buf}`"));
             return;
         };
@@ -401,9 +401,10 @@ impl Printer<'_> {
             level_accesses_expr(e, self.line_no, &mut found);
         }
         let mut conds = Vec::new();
+        let mut seen: HashSet<(String, String)> = HashSet::new();
         let mut done = HashSet::new();
         for (key, buf, idx, what, line) in found {
-            let Some(p) = self.program.param(&buf) else {
+            let Some(p) = self.param(&buf) else {
                 continue;
             };
             if p.dims.len() != idx.len() || idx.is_empty() {
@@ -423,7 +424,7 @@ impl Printer<'_> {
             };
             done.insert(key);
             let cond = parts.join(" && ");
-            if conds.iter().any(|(c, b, _)| *c == cond && *b == buf) {
+            if !seen.insert((cond.clone(), buf.clone())) {
                 continue;
             }
             let saved = self.line_no;
@@ -461,19 +462,17 @@ impl Printer<'_> {
     }
 }
 
-/// The shape of a target's 16-byte vector access to `buf[idx]` found
-/// before printing (CUDA's `_v4` entry points and quad loops): `buf` is an
-/// `f32` parameter and `idx`'s last index is affine with coefficient 1 in
+/// The shape of a target's 16-byte vector access to `param[idx]` found
+/// before printing (CUDA's `_v4` entry points and quad loops): `param`
+/// (the accessed buffer) is `f32` and `idx`'s last index is affine with coefficient 1 in
 /// `var`. Returns that index's affine form and the outer indices; each
 /// caller adds what must be fixed over its loop. (The printer's own
 /// vector accesses are classified while printing, by `contiguous`.)
 pub fn unit_stride<'i>(
-    program: &Program,
+    param: &tile_ir::Param,
     var: &str,
-    buf: &str,
     idx: &'i [Expr],
 ) -> Option<(Affine, &'i [Expr])> {
-    let param = program.param(buf)?;
     if param.dtype != DType::F32 || param.dims.len() != idx.len() {
         return None;
     }

@@ -169,7 +169,8 @@ impl Printer<'_> {
         ptr: &dyn Fn(usize) -> String,
     ) {
         let int = self.d.int;
-        for (n, s) in self.program.size_symbols().iter().enumerate() {
+        let symbols = self.size_symbols().to_vec();
+        for (n, s) in symbols.iter().enumerate() {
             self.line(format!(
                 "const {int} {} = {};",
                 Printer::size_name(s),
@@ -177,8 +178,9 @@ impl Printer<'_> {
             ));
             self.bind_size(s);
         }
+        let written: std::collections::HashSet<&str> = written.iter().map(|w| w.as_str()).collect();
         for (i, q) in params.iter().enumerate() {
-            self.declare_param(q, written.contains(&q.name), &ptr(i));
+            self.declare_param(q, written.contains(q.name.as_str()), &ptr(i));
         }
     }
 

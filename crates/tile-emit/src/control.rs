@@ -129,7 +129,7 @@ impl Printer<'_> {
         if rest.is_empty() {
             // Lane independence is tile-plan's rule (`Kernel::lanes` records its
             // verdict for the plan's own loops).
-            let vectorize = self.vector_loops && tile_plan::lanes_independent(&lv.name, body);
+            let vectorize = self.vector_loops && tile_plan::lanes_independent(lv, body);
             self.loop_level(&lv.name, &blo, &bhi, body, vectorize);
         } else {
             let cv = Printer::var_name(&lv.name);

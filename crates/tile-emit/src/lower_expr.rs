@@ -58,11 +58,9 @@ impl Printer<'_> {
                     Ty::Known(self.lookup(n).map_or(VTy::Int, |b| b.ty))
                 }
             }
-            Expr::Load { buf, .. } => Ty::Known(
-                self.program
-                    .param(buf)
-                    .map_or(VTy::F32, |p| VTy::of(p.dtype)),
-            ),
+            Expr::Load { buf, .. } => {
+                Ty::Known(self.param(buf).map_or(VTy::F32, |p| VTy::of(p.dtype)))
+            }
             Expr::Unary(UnOp::Not, _) => Ty::Known(VTy::Bool),
             Expr::Unary(UnOp::Neg, a) => self.ty_in(a, ints),
             Expr::Binary(op, a, b, _) => {

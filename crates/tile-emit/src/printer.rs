@@ -7,8 +7,9 @@
 //! size symbol or loop variable the same way.
 
 use crate::dialect::Dialect;
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use tile_ir::{DType, Expr, Program};
+use tile_ir::{DType, Expr, Param, ParamIndex, Program};
 
 /// The type of a value in generated code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -159,6 +160,13 @@ pub struct Printed {
 pub struct Printer<'a> {
     pub(crate) d: &'a Dialect,
     pub(crate) program: &'a Program,
+    /// `program`'s parameters by name and size symbols: shared by the
+    /// kernels of one program ([`Printer::with_index`]) so that printing
+    /// each costs its own size, not the program's.
+    index: Cow<'a, ParamIndex>,
+    /// Parameters of this kernel alone ([`Printer::add_params`]: scratch
+    /// rows), looked up before the program's.
+    extra: Vec<Param>,
     out: String,
     indent: usize,
     counters: BTreeMap<&'static str, u32>,
@@ -185,10 +193,23 @@ pub struct Printer<'a> {
 impl<'a> Printer<'a> {
     /// A printer for kernels of `program`.
     pub fn new(d: &'a Dialect, program: &'a Program) -> Self {
+        Printer::with(d, program, Cow::Owned(ParamIndex::of(program)))
+    }
+
+    /// A printer for kernels of `program`, which is the program `index`
+    /// was built from, or that program with parameters appended (a
+    /// kernel's scratch rows).
+    pub fn with_index(d: &'a Dialect, program: &'a Program, index: &'a ParamIndex) -> Self {
+        Printer::with(d, program, Cow::Borrowed(index))
+    }
+
+    fn with(d: &'a Dialect, program: &'a Program, index: Cow<'a, ParamIndex>) -> Self {
         let mw_default = VTy::of(program.float_type()).mask_width();
         Printer {
             d,
             program,
+            index,
+            extra: Vec::new(),
             out: String::new(),
             indent: 0,
             counters: BTreeMap::new(),
@@ -205,6 +226,25 @@ impl<'a> Printer<'a> {
             mw_default,
             errors: Vec::new(),
         }
+    }
+
+    /// Adds parameters of this kernel alone (its scratch rows), which
+    /// accesses then resolve like the program's.
+    pub fn add_params(&mut self, params: Vec<Param>) {
+        self.extra.extend(params);
+    }
+
+    /// The parameter `name` (a scratch row included).
+    pub fn param(&self, name: &str) -> Option<&Param> {
+        self.extra
+            .iter()
+            .find(|p| p.name == name)
+            .or_else(|| self.index.param(self.program, name))
+    }
+
+    /// The program's size symbols, in the order targets pass their values.
+    pub fn size_symbols(&self) -> &[String] {
+        self.index.symbols()
     }
 
     /// Everything printed so far.
@@ -320,7 +360,6 @@ impl<'a> Printer<'a> {
     /// when the box starts at zero, else the name of a constant).
     pub fn box_lo(&self, buf: &str, d: usize) -> String {
         let zero = self
-            .program
             .param(buf)
             .and_then(|p| p.dims.get(d))
             .is_some_and(|dim| dim.lo == Expr::Int(0));

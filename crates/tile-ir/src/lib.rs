@@ -56,7 +56,7 @@ pub use expr::{BinOp, Expr, Func, ReduceOp, UnOp};
 pub use node_id::NodeId;
 pub use parse::{parse_file, parse_program};
 pub use print::print_file;
-pub use program::{Dim, LoopVar, Param, Program, Stmt};
+pub use program::{Dim, LoopVar, Param, ParamIndex, Program, Stmt};
 pub use span::Span;
 pub use types::{DType, Role};
 pub use verify::{infer_type, verify, VerifyError};

@@ -197,3 +197,57 @@ impl Program {
         self.body.iter().for_each(|s| s.walk(f));
     }
 }
+
+/// A program's parameters by name and its size symbols, computed once, for
+/// printers and launchers that look parameters up per access over many
+/// kernels ([`Program::param`] walks the list). It stays valid for a
+/// program that appends parameters (a kernel's scratch rows): those are
+/// found by walking what follows the indexed ones.
+#[derive(Clone, Debug, Default)]
+pub struct ParamIndex {
+    by_name: std::collections::HashMap<String, usize>,
+    len: usize,
+    symbols: Vec<String>,
+}
+
+impl ParamIndex {
+    /// Indexes `program`'s parameters (the first of a name, as
+    /// [`Program::param`]) and computes its size symbols.
+    pub fn of(program: &Program) -> ParamIndex {
+        let mut by_name = std::collections::HashMap::new();
+        for (i, p) in program.params.iter().enumerate() {
+            by_name.entry(p.name.clone()).or_insert(i);
+        }
+        ParamIndex {
+            by_name,
+            len: program.params.len(),
+            symbols: program.size_symbols(),
+        }
+    }
+
+    /// The position of parameter `name` in `program` (the indexed program,
+    /// or one that appends parameters to it).
+    pub fn position(&self, program: &Program, name: &str) -> Option<usize> {
+        match self.by_name.get(name) {
+            Some(&i) if program.params.get(i).is_some_and(|p| p.name == name) => Some(i),
+            // Not indexed, or a different program: walk.
+            Some(_) => program.params.iter().position(|p| p.name == name),
+            None => program
+                .params
+                .iter()
+                .skip(self.len)
+                .position(|p| p.name == name)
+                .map(|i| i + self.len),
+        }
+    }
+
+    /// [`Program::param`] through the index.
+    pub fn param<'p>(&self, program: &'p Program, name: &str) -> Option<&'p Param> {
+        self.position(program, name).map(|i| &program.params[i])
+    }
+
+    /// [`Program::size_symbols`] of the indexed program.
+    pub fn symbols(&self) -> &[String] {
+        &self.symbols
+    }
+}

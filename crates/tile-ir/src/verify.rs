@@ -17,8 +17,8 @@
 //!   arithmetic operands share a type, stored values match the buffer's
 //!   dtype. Literals adapt: `1.0` is any float, `2` is an `i32` or any float.
 
-use crate::{BinOp, DType, Diagnostic, Expr, Func, Program, Span, Stmt, UnOp};
-use std::collections::HashSet;
+use crate::{BinOp, DType, Diagnostic, Expr, Func, Param, Program, Span, Stmt, UnOp};
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 /// Every problem the verifier found, in program order.
@@ -55,6 +55,13 @@ pub fn verify(program: &Program) -> Result<(), VerifyError> {
     }
     let mut v = Verifier {
         program,
+        params: program
+            .params
+            .iter()
+            .rev()
+            .map(|p| (p.name.as_str(), p))
+            .collect(),
+        float: program.float_type(),
         diags: Vec::new(),
         scope: crate::scope::Scope::default(),
     };
@@ -256,12 +263,22 @@ enum Kind {
 
 struct Verifier<'a> {
     program: &'a Program,
+    /// The parameters by name (the first of a name, as
+    /// [`Program::param`]: collected last to first), so a look-up does not
+    /// walk them all.
+    params: HashMap<&'a str, &'a Param>,
+    /// [`Program::float_type`], computed once.
+    float: DType,
     diags: Vec<Diagnostic>,
     /// Visible value names, innermost last.
     scope: crate::scope::Scope<Kind>,
 }
 
-impl Verifier<'_> {
+impl<'a> Verifier<'a> {
+    fn param(&self, name: &str) -> Option<&'a Param> {
+        self.params.get(name).copied()
+    }
+
     fn error(&mut self, span: Span, msg: String) {
         self.diags.push(Diagnostic::new(span, msg));
     }
@@ -336,7 +353,7 @@ impl Verifier<'_> {
     }
 
     fn define(&mut self, name: &str, kind: Kind, span: Span, what: &str) {
-        if self.program.param(name).is_some() {
+        if self.param(name).is_some() {
             self.error(span, format!("{what} `{name}` has the name of a parameter"));
         } else if let Some(k) = self.lookup(name) {
             let prior = match k {
@@ -368,9 +385,9 @@ impl Verifier<'_> {
                 let t = self.expr(value, *span);
                 let t = match t {
                     Some(Ty::Known(t)) => t,
-                    Some(Ty::FloatLit) => self.program.float_type(),
+                    Some(Ty::FloatLit) => self.float,
                     Some(Ty::IntLit) => DType::I32,
-                    None => self.program.float_type(),
+                    None => self.float,
                 };
                 self.define(name, Kind::Binding(t), *span, "binding");
             }
@@ -381,7 +398,7 @@ impl Verifier<'_> {
                 span,
                 ..
             } => {
-                match self.program.param(buf) {
+                match self.param(buf) {
                     None => self.error(*span, format!("store to unknown parameter `{buf}`")),
                     Some(q) => {
                         if !q.role.is_written() {
@@ -458,7 +475,7 @@ impl Verifier<'_> {
             Expr::Var(n) => {
                 if let Some(t) = self.var_type(n) {
                     Some(Ty::Known(t))
-                } else if self.program.param(n).is_some() {
+                } else if self.param(n).is_some() {
                     self.error(span, format!("parameter `{n}` is used without an index"));
                     None
                 } else {
@@ -472,7 +489,7 @@ impl Verifier<'_> {
                     ok &= self.expr(i, span).is_some();
                     self.expect_index(i, span, "an index");
                 }
-                match self.program.param(buf) {
+                match self.param(buf) {
                     None => {
                         self.error(span, format!("load from unknown parameter `{buf}`"));
                         None

@@ -117,6 +117,109 @@ pub fn is_injective(rows: &[Affine], vars: &[String]) -> bool {
     rank(&mut m) == vars.len()
 }
 
+/// A loop variable's range `lo..hi` (exclusive), its bounds affine in size
+/// symbols.
+pub struct Range<'a> {
+    /// The variable.
+    pub name: &'a str,
+    /// The first value.
+    pub lo: Affine,
+    /// One past the last value.
+    pub hi: Affine,
+}
+
+/// True when index `a` at one iteration can never equal index `b` at any
+/// iteration (the same or another) of a nest over `domain`: either a
+/// divisibility argument (`2*k` and `2*k + 1`: with the same size-symbol
+/// terms, the constants differ by an amount no integer combination of
+/// the variables' coefficients makes up) or the ranges of the two over
+/// the domain are apart by a constant (`k` and `k + H` with `k` in
+/// `0..H`; `0` and `1`). Any name that is neither a domain variable nor
+/// shared alike by both forms (a size symbol) makes the answer `false`,
+/// as does a domain bound that mentions a domain variable.
+pub fn never_equal(a: &Affine, b: &Affine, domain: &[Range<'_>]) -> bool {
+    let is_var = |n: &str| domain.iter().any(|r| r.name == n);
+    if domain.iter().any(|r| {
+        r.lo.terms
+            .keys()
+            .chain(r.hi.terms.keys())
+            .any(|n| is_var(n))
+    }) {
+        return false;
+    }
+    let symbols = |f: &Affine| -> BTreeMap<String, i64> {
+        f.terms
+            .iter()
+            .filter(|(n, _)| !is_var(n))
+            .map(|(n, c)| (n.clone(), *c))
+            .collect()
+    };
+    // Divisibility: a(v) - b(w) = sum of coefficients times integers +
+    // (a.constant - b.constant) when the symbol terms cancel.
+    if symbols(a) == symbols(b) {
+        let g = a
+            .terms
+            .iter()
+            .chain(&b.terms)
+            .filter(|(n, _)| is_var(n))
+            .fold(0i128, |g, (_, &c)| gcd(g, (c as i128).abs()));
+        let k = a.constant as i128 - b.constant as i128;
+        if (g == 0 && k != 0) || (g > 1 && k % g != 0) {
+            return true;
+        }
+    }
+    // Ranges: the lowest value of one above the highest of the other by a
+    // constant.
+    match (
+        bound(a, domain, false),
+        bound(a, domain, true),
+        bound(b, domain, false),
+        bound(b, domain, true),
+    ) {
+        (Some(alo), Some(ahi), Some(blo), Some(bhi)) => {
+            let above = |lo: &Affine, hi: &Affine| {
+                lo.clone()
+                    .add(hi, -1)
+                    .is_some_and(|d| d.terms.is_empty() && d.constant > 0)
+            };
+            above(&blo, &ahi) || above(&alo, &bhi)
+        }
+        _ => false,
+    }
+}
+
+/// The least (`high` false) or greatest value of `f` over `domain`, as an
+/// affine form in the other names: each variable at `lo` or `hi - 1` by
+/// the sign of its coefficient.
+fn bound(f: &Affine, domain: &[Range<'_>], high: bool) -> Option<Affine> {
+    let mut out = Affine {
+        terms: BTreeMap::new(),
+        constant: f.constant,
+    };
+    for (n, &c) in &f.terms {
+        match domain.iter().find(|r| r.name == n) {
+            Some(r) => {
+                let at = if (c > 0) == high {
+                    r.hi.clone().add(&Affine::of(&Expr::Int(1))?, -1)?
+                } else {
+                    r.lo.clone()
+                };
+                out = out.add(&at.scale(c)?, 1)?;
+            }
+            None => {
+                out = out.add(
+                    &Affine {
+                        terms: BTreeMap::from([(n.clone(), c)]),
+                        constant: 0,
+                    },
+                    1,
+                )?;
+            }
+        }
+    }
+    Some(out)
+}
+
 /// Rank of an integer matrix by fraction-free elimination.
 fn rank(m: &mut [Vec<i128>]) -> usize {
     let cols = m.first().map_or(0, |r| r.len());
@@ -166,6 +269,57 @@ mod tests {
         let e = (v("i") + int(2)) * int(3) - v("N");
         assert_eq!(Affine::of(&e).unwrap().to_string(), "-N + 3*i + 6");
         assert!(Affine::of(&(v("i") * v("j"))).is_none());
+    }
+
+    #[test]
+    fn disjoint_indices() {
+        let f = |e: tile_ir::Expr| Affine::of(&e).unwrap();
+        let k = |lo: tile_ir::Expr, hi: tile_ir::Expr| {
+            vec![Range {
+                name: "k",
+                lo: f(lo),
+                hi: f(hi),
+            }]
+        };
+        let d = k(int(0), v("H"));
+        // Constants apart; parity; ranges apart by the bound.
+        assert!(never_equal(&f(int(0)), &f(int(1)), &d));
+        assert!(never_equal(
+            &f(v("k") * int(2)),
+            &f(v("k") * int(2) + int(1)),
+            &d
+        ));
+        assert!(never_equal(&f(v("k")), &f(v("k") + v("H")), &d));
+        assert!(never_equal(&f(v("k") + v("H")), &f(v("k")), &d));
+        // Overlapping: the same index, a shift by less than the range, a
+        // shift by a symbol the range does not bound, parities that meet.
+        assert!(!never_equal(&f(v("k")), &f(v("k")), &d));
+        assert!(!never_equal(&f(v("k")), &f(v("k") + int(1)), &d));
+        assert!(!never_equal(&f(v("k")), &f(v("k") + v("N")), &d));
+        assert!(!never_equal(
+            &f(v("k") * int(2)),
+            &f(v("k") * int(4) + int(2)),
+            &d
+        ));
+        assert!(!never_equal(
+            &f(v("k") + v("H")),
+            &f(v("k")),
+            &k(int(0), v("H") + int(1))
+        ));
+        // A bound in a domain variable: no answer.
+        let tri = vec![
+            Range {
+                name: "i",
+                lo: f(int(0)),
+                hi: f(v("N")),
+            },
+            Range {
+                name: "k",
+                lo: f(int(0)),
+                hi: f(v("i")),
+            },
+        ];
+        assert!(!never_equal(&f(v("k")), &f(v("k") + v("N")), &tri));
     }
 
     #[test]

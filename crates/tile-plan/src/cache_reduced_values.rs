@@ -30,6 +30,7 @@
 //! row kernels ask, is here with the rewrite that makes the pair).
 
 use crate::{Kernel, Mapping};
+use std::borrow::Cow;
 use tile_ir::{BinOp, DType, Expr, Func, LoopVar, Program, ReduceOp, Stmt};
 
 /// A row kernel's body with reduced values cached in scratch rows.
@@ -215,14 +216,34 @@ pub fn cache_row(
     (out, scratch)
 }
 
-/// `program` with one `inout` parameter per scratch row appended, so a
-/// printer resolves the rewritten statements' scratch accesses (types,
-/// boxes, bounds checks) like any buffer's. Targets declare the scratch
-/// rows' pointers themselves.
-pub fn with_scratch(program: &Program, scratch: &[ScratchRow]) -> Program {
-    let mut p = program.clone();
-    for s in scratch {
-        p.params.push(tile_ir::Param {
+/// `program`'s signature (its parameters; no statements: kernels bring
+/// their own bodies) with one `inout` parameter per scratch row appended,
+/// so a printer resolves the rewritten statements' scratch accesses
+/// (types, boxes, bounds checks) like any buffer's; `program` itself when
+/// there are no scratch rows. Targets declare the scratch rows' pointers
+/// themselves. The body is left out so that a program of thousands of
+/// kernels is not copied once per kernel.
+pub fn with_scratch<'p>(program: &'p Program, scratch: &[ScratchRow]) -> Cow<'p, Program> {
+    if scratch.is_empty() {
+        return Cow::Borrowed(program);
+    }
+    let mut params = program.params.clone();
+    params.extend(scratch_params(program, scratch));
+    Cow::Owned(Program {
+        name: program.name.clone(),
+        params,
+        body: Vec::new(),
+        span: program.span,
+    })
+}
+
+/// The `inout` parameters [`with_scratch`] appends, one per scratch row:
+/// what a printer adds to a kernel's own parameters
+/// (`tile_emit::Printer::add_params`).
+pub fn scratch_params(program: &Program, scratch: &[ScratchRow]) -> Vec<tile_ir::Param> {
+    scratch
+        .iter()
+        .map(|s| tile_ir::Param {
             name: s.name.clone(),
             role: tile_ir::Role::InOut,
             dtype: s.dtype,
@@ -231,9 +252,8 @@ pub fn with_scratch(program: &Program, scratch: &[ScratchRow]) -> Program {
                 hi: s.hi.clone(),
             }],
             span: program.span,
-        });
-    }
-    p
+        })
+        .collect()
 }
 
 /// Calls `f` on each reduction of `e` that is not inside another one.

@@ -62,11 +62,7 @@ fn run_kernel(
                     ..r.clone()
                 })
                 .collect();
-            (
-                std::borrow::Cow::Owned(crate::with_scratch(program, &rows)),
-                &c.body,
-                rows,
-            )
+            (crate::with_scratch(program, &rows), &c.body, rows)
         }
         None => (std::borrow::Cow::Borrowed(program), &k.body, vec![]),
     };
@@ -218,7 +214,7 @@ fn reversed_lane_loops(body: &[Stmt], split: bool, n: &mut usize) -> Vec<Stmt> {
                     continue;
                 };
                 let forced = split && vars.len() == 1;
-                if forced || crate::lanes_independent(&last.name, inner) {
+                if forced || crate::lanes_independent(last, inner) {
                     let reversed = reversed_loop(last, inner, *span, n);
                     if outer.is_empty() {
                         out.extend(reversed);

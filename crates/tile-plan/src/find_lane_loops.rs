@@ -15,9 +15,10 @@
 //! Each answer is `None` (allowed) or the rule that refuses, naming the
 //! buffer, so a plan says why a loop runs one iteration at a time.
 
-use crate::affine::Affine;
+use crate::affine::{Affine, Range};
 use crate::Kernel;
-use tile_ir::{Expr, Stmt};
+use std::collections::{BTreeMap, BTreeSet};
+use tile_ir::{Expr, LoopVar, Stmt};
 
 /// The lane rules' verdicts for one loop of a kernel.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -93,7 +94,7 @@ pub fn find_lane_loops(kernels: &mut [Kernel]) {
                     found.push(LaneLoop {
                         var: v.name.clone(),
                         line: span.line,
-                        lanes: lane_refusal(&v.name, body),
+                        lanes: lane_refusal(v, body),
                         batch: batch_refusal(body),
                     });
                 }
@@ -105,19 +106,25 @@ pub fn find_lane_loops(kernels: &mut [Kernel]) {
 
 /// Whether the iterations of an innermost `for` over `var` may run as
 /// vector lanes or threads ([`lane_refusal`] allows it).
-pub fn lanes_independent(var: &str, body: &[Stmt]) -> bool {
+pub fn lanes_independent(var: &LoopVar, body: &[Stmt]) -> bool {
     lane_refusal(var, body).is_none()
 }
 
 /// Why the iterations of an innermost `for` over `var` with statements
 /// `body` may not run as vector lanes (or threads) without changing what
 /// the loop computes; `None` when they may. They may when the body has no
-/// inner loop and every buffer it writes is read and written only at one
-/// index, which moves with `var` (so iterations touch disjoint elements).
-/// Distinct parameters never overlap (the runtimes check it).
-pub fn lane_refusal(var: &str, body: &[Stmt]) -> Option<String> {
+/// inner loop, every store's index moves with `var` (so one store touches
+/// distinct elements in distinct iterations), and any two accesses to a
+/// buffer the body writes are either at the same index or provably apart
+/// in every pair of iterations ([`crate::affine::never_equal`] on some
+/// dimension, over `var`'s range: `y[t, k, 0]` and `y[t, k, 1]`; `2*k`
+/// and `2*k + 1`; `k` and `k + H` for `k` in `0..H`). Distinct parameters
+/// never overlap (the runtimes check it).
+pub fn lane_refusal(var: &LoopVar, body: &[Stmt]) -> Option<String> {
+    let name = var.name.as_str();
     let mut nested = false;
     let mut stores: Vec<(String, Vec<Expr>)> = Vec::new();
+    let mut loads: Vec<(String, Vec<Expr>)> = Vec::new();
     let mut bound: Vec<String> = Vec::new();
     for s in body {
         s.walk(&mut |t| match t {
@@ -126,39 +133,74 @@ pub fn lane_refusal(var: &str, body: &[Stmt]) -> Option<String> {
             Stmt::Let { name, .. } => bound.push(name.clone()),
             Stmt::If { .. } => {}
         });
+        s.walk_exprs(&mut |e| {
+            e.walk(&mut |x| {
+                if let Expr::Load { buf, idx, .. } = x {
+                    loads.push((buf.clone(), idx.clone()));
+                }
+            })
+        });
     }
     if nested {
         return Some("it holds a loop".into());
     }
-    for (buf, idx) in &stores {
+    let fixed = |a: &Affine| a.terms.keys().all(|n| n != name && !bound.contains(n));
+    let range = Affine::of(&var.lo)
+        .filter(&fixed)
+        .zip(Affine::of(&var.hi).filter(&fixed))
+        .map(|(lo, hi)| [Range { name, lo, hi }]);
+    let affine = |idx: &[Expr]| -> Option<Vec<Affine>> {
+        idx.iter()
+            .map(|e| Affine::of(e).filter(|a| a.terms.keys().all(|n| !bound.contains(n))))
+            .collect()
+    };
+    let apart = |a: &[Expr], b: &[Expr]| match (affine(a), affine(b), &range) {
+        (Some(a), Some(b), Some(r)) => crate::find_hazards::stores_apart(&a, &b, r),
+        _ => false,
+    };
+    let show = |buf: &str, idx: &[Expr]| {
+        let idx: Vec<String> = idx.iter().map(|e| e.to_string()).collect();
+        format!("{buf}[{}]", idx.join(", "))
+    };
+    // Accesses by buffer: the pairs compared are those of one buffer.
+    let mut by_buf: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (n, (buf, _)) in stores.iter().enumerate() {
+        by_buf.entry(buf).or_default().push(n);
+    }
+    let mut reads: BTreeMap<&str, Vec<&Vec<Expr>>> = BTreeMap::new();
+    for (buf, idx) in &loads {
+        reads.entry(buf).or_default().push(idx);
+    }
+    for (n, (buf, idx)) in stores.iter().enumerate() {
         // Injective in `var`: some dimension is `a * var + c` (a != 0) with
         // `c` fixed over the loop (no name bound inside the body).
         let moves = idx.iter().any(|e| {
             Affine::of(e)
-                .is_some_and(|a| a.coeff(var) != 0 && a.terms.keys().all(|n| !bound.contains(n)))
+                .is_some_and(|a| a.coeff(name) != 0 && a.terms.keys().all(|n| !bound.contains(n)))
         });
         if !moves {
             return Some(format!(
-                "`{buf}` is stored at an index that does not move with `{var}`"
+                "`{buf}` is stored at an index that does not move with `{name}`"
             ));
         }
-        let mut same = true;
-        for s in body {
-            s.walk(&mut |t| {
-                if let Stmt::Store { buf: b, idx: i, .. } = t {
-                    same &= b != buf || i == idx;
-                }
-            });
-            s.walk_exprs(&mut |e| {
-                e.walk(&mut |x| {
-                    if let Expr::Load { buf: b, idx: i, .. } = x {
-                        same &= b != buf || i == idx;
-                    }
-                })
-            });
+        let (mine, read) = (&by_buf[buf.as_str()], reads.get(buf.as_str()));
+        for other in mine.iter().filter(|&&m| m > n).map(|&m| &stores[m].1) {
+            if other != idx && !apart(idx, other) {
+                return Some(format!(
+                    "`{buf}` is stored at {} and {}, which may meet in different iterations",
+                    show(buf, idx),
+                    show(buf, other)
+                ));
+            }
         }
-        if !same {
-            return Some(format!("`{buf}` is stored and read at different indices"));
+        for other in read.into_iter().flatten() {
+            if *other != idx && !apart(idx, other) {
+                return Some(format!(
+                    "`{buf}` is stored at {} and read at {}, which may meet in different iterations",
+                    show(buf, idx),
+                    show(buf, other)
+                ));
+            }
         }
     }
     None
@@ -171,15 +213,14 @@ pub fn lane_refusal(var: &str, body: &[Stmt]) -> Option<String> {
 /// and none is stored twice. Independence alone is not enough: in
 /// `y[j] = x[j]; z[j] = y[j]` each iteration reads the `y` it just wrote.
 pub fn batch_refusal(body: &[Stmt]) -> Option<String> {
-    let mut stored: Vec<String> = Vec::new();
+    let mut stored: BTreeSet<String> = BTreeSet::new();
     let mut twice = None;
     for s in body {
         s.walk(&mut |t| {
             if let Stmt::Store { buf, .. } = t {
-                if stored.contains(buf) {
+                if !stored.insert(buf.clone()) {
                     twice.get_or_insert_with(|| buf.clone());
                 }
-                stored.push(buf.clone());
             }
         });
     }

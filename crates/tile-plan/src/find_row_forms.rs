@@ -98,7 +98,7 @@ fn unshareable(s: &Stmt) -> Option<String> {
             if nested {
                 return Some(format!("a loop nest at line {line}"));
             }
-            (!lanes_independent(&vars[0].name, body)).then(|| {
+            (!lanes_independent(&vars[0], body)).then(|| {
                 format!(
                     "the loop over `{}` at line {line}: no rule proves its iterations touch distinct elements",
                     vars[0].name

@@ -4,13 +4,22 @@
 //! any output; it is listed in the plan and left out of every kernel's
 //! signature (callers may still pass it; it is checked but not touched).
 
-use tile_ir::{Program, Role};
+use std::collections::BTreeSet;
+use tile_ir::{Expr, Program, Role};
 
 /// Names of `in` parameters that no expression loads, in declaration order.
 pub fn find_unused_inputs(program: &Program) -> Vec<String> {
-    let mut read = Vec::new();
+    let mut read: BTreeSet<String> = BTreeSet::new();
     program.walk(&mut |s| {
-        s.walk_exprs(&mut |e| e.loaded_buffers(&mut read));
+        s.walk_exprs(&mut |e| {
+            e.walk(&mut |x| {
+                if let Expr::Load { buf, .. } = x {
+                    if !read.contains(buf) {
+                        read.insert(buf.clone());
+                    }
+                }
+            })
+        });
     });
     program
         .params

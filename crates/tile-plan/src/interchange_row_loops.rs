@@ -105,7 +105,7 @@ fn interchange_loop(
                 .iter()
                 .all(|f| symbols.contains(f) || fixed.contains(f))
     };
-    if !known(&lv.lo) || !known(&lv.hi) || !lanes_independent(&lv.name, body) {
+    if !known(&lv.lo) || !known(&lv.hi) || !lanes_independent(lv, body) {
         return None;
     }
     if !reads_only(body, &lv.name, &symbols, fixed) || !reads_along(body, &lv.name) {

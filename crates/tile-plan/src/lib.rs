@@ -44,8 +44,8 @@ mod share_common_values;
 pub mod split_reductions;
 
 pub use cache_reduced_values::{
-    cache_reduced_values, cache_row, fill_read_back, replace_read_back, with_scratch, Cached,
-    ScratchRow,
+    cache_reduced_values, cache_row, fill_read_back, replace_read_back, scratch_params,
+    with_scratch, Cached, ScratchRow,
 };
 pub use check_ranges::{check_ranges, RangeError, RangeProof, INDEX_LIMIT};
 pub use execute::{execute_plan, Order};

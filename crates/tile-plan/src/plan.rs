@@ -171,11 +171,25 @@ impl Kernel {
     /// Parameters the kernel touches, in the program's declaration order
     /// (unused inputs never appear).
     pub fn params<'p>(&self, program: &'p Program) -> Vec<&'p tile_ir::Param> {
-        program
-            .params
+        self.params_in(program, &tile_ir::ParamIndex::of(program))
+    }
+
+    /// [`Kernel::params`] through `program`'s index: time in the kernel's
+    /// buffers, not the program's parameters.
+    pub fn params_in<'p>(
+        &self,
+        program: &'p Program,
+        index: &tile_ir::ParamIndex,
+    ) -> Vec<&'p tile_ir::Param> {
+        let mut at: Vec<usize> = self
+            .stores
             .iter()
-            .filter(|p| self.stores.contains(&p.name) || self.reads.contains(&p.name))
-            .collect()
+            .chain(&self.reads)
+            .filter_map(|n| index.position(program, n))
+            .collect();
+        at.sort_unstable();
+        at.dedup();
+        at.into_iter().map(|i| &program.params[i]).collect()
     }
 
     /// The extent of each domain variable at `sizes` (0 for an empty

@@ -18,11 +18,12 @@
 //!    else runs `serial`, in program order; adjacent serial kernels merge.
 
 use crate::find_hazards::{
-    find_element_hazards, find_nest_dependency, find_row_hazards, find_split_hazards, read, written,
+    find_element_hazards, find_row_hazards, find_split_hazards, nest_dependency, read, written,
+    NestBuffers,
 };
 use crate::plan::{Fallback, Kernel, Mapping, Plan, Rule};
 use crate::remove_dead_code::prune;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use tile_ir::{Expr, LoopVar, Program, Stmt};
 
 enum Unit {
@@ -161,7 +162,17 @@ fn merge_adjacent_nests(
     fallbacks: &mut Vec<Fallback>,
 ) -> Vec<Unit> {
     let mut groups: Vec<Unit> = Vec::new();
+    // The buffers and names of the last group, if an element nest: kept
+    // as nests merge, so each merge costs the new nest's size (merging
+    // thousands of nests stays linear).
+    let mut last: Option<(NestBuffers, Taken)> = None;
     for u in units {
+        let mine = match &u {
+            Unit::Elem { vars, body, .. } if fusion => {
+                Some((NestBuffers::of(body), Taken::of(vars, body)))
+            }
+            _ => None,
+        };
         if let (
             Some(Unit::Elem {
                 vars: va,
@@ -178,26 +189,40 @@ fn merge_adjacent_nests(
             if fusion {
                 let same_domain = va.len() == vb.len()
                     && va.iter().zip(vb).all(|(x, y)| x.lo == y.lo && x.hi == y.hi);
-                let what = format!("the nests at lines {} and {}", join(la), join(lb));
+                // Formatted only for a fallback: the group's lines grow.
+                let what = || format!("the nests at lines {} and {}", join(la), join(lb));
                 if !same_domain {
                     fallbacks.push(Fallback {
                         rule: Rule::DifferentDomain,
-                        detail: format!("{what} have different domains ({} vs {}); they run as separate kernels", show_domain(va), show_domain(vb)),
+                        detail: format!(
+                            "{} have different domains ({} vs {}); they run as separate kernels",
+                            what(),
+                            show_domain(va),
+                            show_domain(vb)
+                        ),
                     });
-                } else if let Some((rule, why)) = find_nest_dependency(ba, bb) {
+                } else if let Some((rule, why)) = last
+                    .as_ref()
+                    .zip(mine.as_ref())
+                    .and_then(|((a, _), (b, _))| nest_dependency(a, b))
+                {
                     fallbacks.push(Fallback {
                         rule,
-                        detail: format!("{what} have the same domain but {why}; they run as separate kernels, in order"),
+                        detail: format!("{} have the same domain but {why}; they run as separate kernels, in order", what()),
                     });
                 } else {
-                    let merged = rename_into(va, ba, vb, bb.clone());
-                    ba.extend(merged);
-                    la.extend(lb.iter().copied());
-                    continue;
+                    if let (Some((a, taken)), Some((b, _))) = (last.as_mut(), mine.as_ref()) {
+                        let merged = rename_into(va, taken, vb, bb.clone());
+                        ba.extend(merged);
+                        la.extend(lb.iter().copied());
+                        a.extend(b);
+                        continue;
+                    }
                 }
             }
         }
         groups.push(u);
+        last = mine;
     }
 
     groups
@@ -373,51 +398,70 @@ fn keep_store(body: &[Stmt], buf: &str) -> Vec<Stmt> {
         .collect()
 }
 
+/// The names a group of merged nests binds (its loop variables and every
+/// `let`), with the next suffix to try for each name a merge renamed:
+/// kept as nests merge, so renaming stays linear in the merged nest.
+struct Taken {
+    names: BTreeSet<String>,
+    next: BTreeMap<String, usize>,
+}
+
+impl Taken {
+    fn of(vars: &[LoopVar], body: &[Stmt]) -> Taken {
+        let mut names: BTreeSet<String> = vars.iter().map(|v| v.name.clone()).collect();
+        names.extend(bindings(body));
+        Taken {
+            names,
+            next: BTreeMap::new(),
+        }
+    }
+}
+
+fn bindings(body: &[Stmt]) -> Vec<String> {
+    let mut out = Vec::new();
+    for s in body {
+        s.walk(&mut |t| {
+            if let Stmt::Let { name, .. } = t {
+                out.push(name.clone());
+            }
+        });
+    }
+    out
+}
+
 /// `body_b` with its loop variables renamed to `vars_a`'s, and its bindings
-/// renamed where they would clash with names of `body_a`.
+/// renamed where they would clash with a name `taken` (the group's loop
+/// variables and bindings so far), to which its bindings are added.
 fn rename_into(
     vars_a: &[LoopVar],
-    body_a: &[Stmt],
+    taken: &mut Taken,
     vars_b: &[LoopVar],
     mut body_b: Vec<Stmt>,
 ) -> Vec<Stmt> {
-    let mut taken: BTreeSet<String> = vars_a.iter().map(|v| v.name.clone()).collect();
-    for s in body_a {
-        s.walk(&mut |t| {
-            if let Stmt::Let { name, .. } = t {
-                taken.insert(name.clone());
-            }
-        });
-    }
-    let mut b_names: Vec<String> = Vec::new();
-    for s in &body_b {
-        s.walk(&mut |t| {
-            if let Stmt::Let { name, .. } = t {
-                b_names.push(name.clone());
-            }
-        });
-    }
+    let b_names = bindings(&body_b);
     // Bindings of B first (so a loop variable of A can't be captured), then
     // the loop variables.
     let clashing: Vec<String> = b_names
         .iter()
-        .filter(|n| taken.contains(*n) || vars_a.iter().any(|v| &v.name == *n))
+        .filter(|n| taken.names.contains(*n))
         .cloned()
         .collect();
     for n in &clashing {
-        let mut k = 1;
+        let mut k = taken.next.get(n).copied().unwrap_or(1);
         // A generated name (`__t_1` for `t`): no user name, size symbol
         // included, can be captured.
         let fresh = loop {
             let f = tile_ir::names::generated(&format!("{n}_"), k);
-            if !taken.contains(&f) && !b_names.contains(&f) {
+            if !taken.names.contains(&f) && !b_names.contains(&f) {
                 break f;
             }
             k += 1;
         };
-        taken.insert(fresh.clone());
+        taken.next.insert(n.clone(), k + 1);
+        taken.names.insert(fresh.clone());
         rename_binding(&mut body_b, n, &fresh);
     }
+    taken.names.extend(bindings(&body_b));
     // Through temporaries, so swapped names (`i, j` against `j, i`) work.
     let temps: Vec<String> = (0..vars_b.len())
         .map(|k| tile_ir::names::generated("tile_", k))

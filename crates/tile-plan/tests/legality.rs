@@ -8,12 +8,16 @@ use std::fmt::Write;
 use tile_ir::{fixture, interp, parse_program, Sizes};
 use tile_plan::{compile, execute_plan, Kernel, Mapping, Options, Order, Plan};
 
-/// One index dimension: `var + c`, reversed `N - 1 - var + c`, or `c`.
+/// One index dimension: `var + c`, reversed `N - 1 - var + c`, `c`,
+/// `2 * var + c` (parities that never meet, or meet) or `var + N` (a shift
+/// by the range's length).
 #[derive(Clone, Debug)]
 enum Ix {
     Var(usize, i64),
     Rev(usize, i64),
     Const(i64),
+    Twice(usize, i64),
+    Shift(usize),
 }
 
 fn show_ix(ix: &Ix, vars: &[&str]) -> String {
@@ -21,6 +25,8 @@ fn show_ix(ix: &Ix, vars: &[&str]) -> String {
         Ix::Var(v, c) => format!("{} + {c}", vars[*v]),
         Ix::Rev(v, c) => format!("N - 1 - {} + {c}", vars[*v]),
         Ix::Const(c) => format!("{c}"),
+        Ix::Twice(v, c) => format!("2 * {} + {c}", vars[*v]),
+        Ix::Shift(v) => format!("{} + N", vars[*v]),
     }
 }
 
@@ -45,6 +51,8 @@ fn ix() -> impl Strategy<Value = Ix> {
         4 => (0..2usize, -1..=1i64).prop_map(|(v, c)| Ix::Var(v, c)),
         1 => (0..2usize, -1..=1i64).prop_map(|(v, c)| Ix::Rev(v, c)),
         1 => (-1..=1i64).prop_map(Ix::Const),
+        1 => (0..2usize, 0..=2i64).prop_map(|(v, c)| Ix::Twice(v, c)),
+        1 => (0..2usize).prop_map(Ix::Shift),
     ]
 }
 
@@ -82,14 +90,15 @@ fn nest() -> impl Strategy<Value = NestGen> {
         .prop_map(|(lo, hi, stores)| NestGen { lo, hi, stores })
 }
 
-/// Buffers: `a`, `b` inputs; `y0..y2` inout. All over `-3..N+3` squared.
+/// Buffers: `a`, `b` inputs; `y0..y2` inout. All over `-3..2*N+4` squared
+/// (room for `2 * i + 2` and `i + N` at `i = N`).
 fn render(nests: &[NestGen]) -> String {
     let bufs = ["y0", "y1", "y2", "a", "b"];
     let mut t = String::from(
-        "program random(a: in f32[-3..N + 3, -3..N + 3], b: in f32[-3..N + 3, -3..N + 3]",
+        "program random(a: in f32[-3..2 * N + 4, -3..2 * N + 4], b: in f32[-3..2 * N + 4, -3..2 * N + 4]",
     );
     for y in &bufs[..3] {
-        let _ = write!(t, ", {y}: inout f32[-3..N + 3, -3..N + 3]");
+        let _ = write!(t, ", {y}: inout f32[-3..2 * N + 4, -3..2 * N + 4]");
     }
     t += ") {\n";
     for (n, g) in nests.iter().enumerate() {
@@ -209,8 +218,30 @@ fn generator_covers_the_rules() {
         let plan = compile(&p, &Options::default()).unwrap();
         seen.extend(plan.kernels.iter().map(|k| k.mapping.name().to_string()));
         seen.extend(plan.fallbacks.iter().map(|f| f.rule.name().to_string()));
+        // One buffer stored at two indices proven apart, on a grid.
+        for k in plan
+            .kernels
+            .iter()
+            .filter(|k| k.mapping == Mapping::ElementGrid)
+        {
+            let mut stored = Vec::new();
+            for s in &k.body {
+                s.walk(&mut |t| {
+                    if let tile_ir::Stmt::Store { buf, .. } = t {
+                        stored.push(buf.clone());
+                    }
+                });
+            }
+            let n = stored.len();
+            stored.sort();
+            stored.dedup();
+            if stored.len() < n {
+                seen.insert("apart".to_string());
+            }
+        }
     }
     for want in [
+        "apart",
         "element_grid",
         "serial",
         "raw",
@@ -401,22 +432,38 @@ fn cached_rows_run_and_a_wrong_cache_is_caught() {
 
 /// A program that runs as one serial kernel (every pass of the outer loop
 /// writes the same elements, so its passes are not independent), whose
-/// innermost loop stores at one of several indices a value that may read
-/// other elements of what it writes. The CPU vectorises such a loop when
+/// innermost loop stores at one or two of several indices a value that
+/// may read other elements of what it writes. The CPU vectorises such a loop when
 /// [`tile_plan::lane_refusal`] allows it, so shuffled plan runs walk those
 /// loops backwards.
 fn lane_program() -> impl Strategy<Value = String> {
-    let idx = prop_oneof![Just("j"), Just("N - 1 - j"), Just("j / 2"), Just("0")];
+    let idx = || {
+        prop_oneof![
+            Just("j"),
+            Just("N - 1 - j"),
+            Just("j / 2"),
+            Just("0"),
+            Just("2 * j"),
+            Just("2 * j + 1"),
+            Just("j + N")
+        ]
+    };
     let val = prop_oneof![
         Just("x[j] * 2.0"),
         Just("y[j] + x[j]"),
         Just("y[N - 1 - j] + 1.0"),
         Just("y[j / 2] + x[j]"),
         Just("1.0 - x[N - 1 - j]"),
+        Just("y[2 * j] * 0.5"),
+        Just("y[j + N] - x[j]"),
     ];
-    (idx, val).prop_map(|(idx, val)| {
+    // A second store to `y`, at an index that may or may not meet the
+    // first's.
+    let second = prop::option::weighted(0.5, idx());
+    (idx(), val, second).prop_map(|(idx, val, second)| {
+        let more = second.map_or(String::new(), |i| format!("      y[{i}] = x[j] + 3.0\n"));
         format!(
-            "program l(x: in f32[N], y: inout f32[N]) {{\n  for t in 0..2 {{\n    for j in 0..N {{\n      y[{idx}] = {val}\n    }}\n  }}\n}}"
+            "program l(x: in f32[N], y: inout f32[2 * N + 1]) {{\n  for t in 0..2 {{\n    for j in 0..N {{\n      y[{idx}] = {val}\n{more}    }}\n  }}\n}}"
         )
     })
 }
@@ -442,14 +489,16 @@ proptest! {
 }
 
 /// The lane generator reaches loops whose lanes are independent and loops
-/// the rule refuses.
+/// the rule refuses, each with one store and with two.
 #[test]
 fn lane_generator_covers_both_verdicts() {
     let mut seen = std::collections::BTreeSet::new();
-    for text in samples(lane_program(), 100) {
-        seen.insert(check_lanes(&text, 5).unwrap());
+    for text in samples(lane_program(), 200) {
+        let two = text.matches("y[").count() > text.matches("= y[").count() + 1;
+        seen.insert((check_lanes(&text, 5).unwrap(), two));
     }
-    assert_eq!(seen.len(), 2, "{seen:?}");
+    // Both verdicts, with one store and with two (indices apart or not).
+    assert_eq!(seen.len(), 4, "{seen:?}");
 }
 
 /// A column program: a reduction down each column, then a store per
