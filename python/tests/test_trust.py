@@ -290,3 +290,48 @@ def test_fuzz_the_call_surface():
         seed += 1
     assert calls > 0 and refused > 0, (calls, refused)
     print(f"fuzzed {seed} rounds: {calls} calls ran, {refused} refused")
+
+
+def _torch_cuda():
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch if torch.cuda.is_available() else None
+
+
+@pytest.mark.skipif(_torch_cuda() is None, reason="no CUDA device visible to PyTorch")
+def test_a_failing_cuda_call_leaves_every_tensor_as_it_was():
+    # The range proof cannot rule out either failure, so the launch runs on
+    # device copies of what it writes, committed only on success.
+    torch = _torch_cuda()
+    n = 1 << 20
+    k = tile.compile(DIV)
+    a = torch.arange(n, dtype=torch.int32, device="cuda") * 7 + 13
+    b = torch.full((n,), 2, dtype=torch.int32, device="cuda")
+    b[n // 3] = 0
+    y = torch.full((n,), 13, dtype=torch.int32, device="cuda")
+    s = torch.arange(n, dtype=torch.int32, device="cuda") + 6
+    keep = [v.clone() for v in (a, b, y, s)]
+    with pytest.raises(tile.TileError, match="division by zero"):
+        k(a=a, b=b, y=y, s=s)
+    for before, after in zip(keep, (a, b, y, s)):
+        assert torch.equal(before, after)
+    b[n // 3] = 1
+    k(a=a, b=b, y=y, s=s)
+    want = torch.div(a, b, rounding_mode="trunc")
+    assert torch.equal(y, want) and torch.equal(s, keep[3] + want)
+
+    g = tile.compile(GATHER)
+    x = torch.linspace(-1, 1, n, device="cuda")
+    idx = torch.arange(n - 1, -1, -1, dtype=torch.int32, device="cuda")
+    idx[n // 2] = n
+    y = torch.full((n,), 13.0, device="cuda")
+    s = torch.full((n,), 6.0, device="cuda")
+    with pytest.raises(tile.TileError, match="outside the box of `x`"):
+        g(x=x, idx=idx, y=y, s=s)
+    assert bool((y == 13.0).all()) and bool((s == 6.0).all())
+    idx[n // 2] = 0
+    g(x=x, idx=idx, y=y, s=s)
+    assert torch.equal(y, x[idx.long()])
+    assert torch.equal(s, 6.0 + x[idx.long()])

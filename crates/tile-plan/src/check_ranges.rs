@@ -30,7 +30,7 @@
 
 use crate::affine::Affine;
 use crate::Plan;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use tile_ir::scope::Scope;
 use tile_ir::{BinOp, DType, Expr, Func, ReduceOp, Sizes, Span, Stmt, UnOp};
 
@@ -127,6 +127,8 @@ pub fn check_ranges(plan: &Plan, sizes: &Sizes) -> Result<RangeProof, RangeError
     let mut c = Checker {
         program,
         boxes,
+        shared: &plan.shared,
+        planned: HashMap::new(),
         env: Scope::default(),
         may_fail: false,
         dead: 0,
@@ -196,6 +198,12 @@ struct Checker<'p> {
     program: &'p tile_ir::Program,
     /// Every parameter's box at these sizes (for messages).
     boxes: BTreeMap<String, Vec<(i64, i64)>>,
+    /// The bindings simplification introduced ([`Plan::shared`]).
+    shared: &'p [String],
+    /// The values of bindings the planner made (`c0`: a value shared by
+    /// several expressions), in the user's names, so that a refusal shows
+    /// what the user wrote ([`Checker::shown`]).
+    planned: HashMap<String, Expr>,
     /// Visible names: an interval for integers, `None` for floats and
     /// booleans.
     env: Scope<Option<Iv>>,
@@ -210,6 +218,29 @@ struct Checker<'p> {
 impl Checker<'_> {
     fn lookup(&self, name: &str) -> Option<Iv> {
         self.env.get(name).flatten()
+    }
+
+    /// `e` in the user's names: a planner's shared value replaced by what
+    /// it stands for, and a binding renamed when nests merged (`__t_1`)
+    /// by the user's name (`t`).
+    fn shown(&self, e: &Expr) -> Expr {
+        let mut e = e.clone();
+        self.unplan(&mut e);
+        e
+    }
+
+    fn unplan(&self, e: &mut Expr) {
+        if let Expr::Var(n) = e {
+            if let Some(v) = self.planned.get(n.as_str()) {
+                *e = v.clone();
+            } else if let Some(user) = renamed(n) {
+                *e = Expr::var(user);
+            }
+            return;
+        }
+        for c in e.children_mut() {
+            self.unplan(c);
+        }
     }
 
     fn stmts(&mut self, body: &[Stmt]) -> Result<(), RangeError> {
@@ -247,6 +278,10 @@ impl Checker<'_> {
             }
             Stmt::Let { name, value, span } => {
                 let v = self.expr(value, *span)?;
+                if self.shared.iter().any(|n| n == name) {
+                    let shown = self.shown(value);
+                    self.planned.insert(name.clone(), shown);
+                }
                 self.env.push(name.clone(), v);
                 Ok(())
             }
@@ -293,13 +328,21 @@ impl Checker<'_> {
         if l.magnitude() >= INDEX_LIMIT || h.magnitude() >= INDEX_LIMIT {
             return Err(RangeError {
                 span,
-                message: format!("a bound of `{var}` ({lo}..{hi}) may reach 2^62"),
+                message: format!(
+                    "a bound of `{var}` ({}..{}) may reach 2^62",
+                    self.shown(lo),
+                    self.shown(hi)
+                ),
             });
         }
         if iv.hi - iv.lo >= INDEX_LIMIT {
             return Err(RangeError {
                 span,
-                message: format!("the range of `{var}` ({lo}..{hi}) may span 2^62 values or more"),
+                message: format!(
+                    "the range of `{var}` ({}..{}) may span 2^62 values or more",
+                    self.shown(lo),
+                    self.shown(hi)
+                ),
             });
         }
         Ok((iv, l.hi >= h.lo, h.hi <= l.lo))
@@ -309,7 +352,7 @@ impl Checker<'_> {
     fn int(&mut self, e: &Expr, span: Span) -> Result<Iv, RangeError> {
         self.expr(e, span)?.ok_or_else(|| RangeError {
             span,
-            message: format!("`{e}` is not an integer expression"),
+            message: format!("`{}` is not an integer expression", self.shown(e)),
         })
     }
 
@@ -330,7 +373,8 @@ impl Checker<'_> {
                 return Err(RangeError {
                     span,
                     message: format!(
-                        "index `{e}` may reach {}, outside the box of `{buf}` {bounds:?}; refused before launch",
+                        "index `{}` may reach {}, outside the box of `{buf}` {bounds:?}; refused before launch",
+                        self.shown(e),
                         iv.extreme()
                     ),
                 });
@@ -347,7 +391,8 @@ impl Checker<'_> {
                     return Err(RangeError {
                         span,
                         message: format!(
-                            "index `{e}` of `{buf}` has terms whose sum may reach 2^62; its bounds check could overflow"
+                            "index `{}` of `{buf}` has terms whose sum may reach 2^62; its bounds check could overflow",
+                            self.shown(e)
                         ),
                     });
                 }
@@ -365,7 +410,8 @@ impl Checker<'_> {
                 return Err(RangeError {
                     span,
                     message: format!(
-                        "the value of `{e}` may reach {}, beyond the 2^62 that kernels compute without overflow",
+                        "the value of `{}` may reach {}, beyond the 2^62 that kernels compute without overflow",
+                        self.shown(e),
                         v.extreme()
                     ),
                 });
@@ -511,6 +557,18 @@ fn call(f: Func, v: &[Option<Iv>]) -> Option<Iv> {
     }
 }
 
+/// The user's name behind a binding renamed when nests merged
+/// (`__t_1` for `t`: `plan_groups::rename_into`), if `n` is one.
+fn renamed(n: &str) -> Option<&str> {
+    let rest = n.strip_prefix(tile_ir::names::RESERVED_PREFIX)?;
+    let (user, k) = rest.rsplit_once('_')?;
+    (!user.is_empty()
+        && !user.starts_with('_')
+        && !k.is_empty()
+        && k.bytes().all(|b| b.is_ascii_digit()))
+    .then_some(user)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -577,6 +635,47 @@ mod tests {
         let t = "program p(x: in f32[M, N], y: out f32[M, N]) {
           for i in 0..M { m = max(j in 0..N: x[i, j]); for j in 0..N { y[i, j] = x[i, j] - m } } }";
         check(t, &[("M", 4096), ("N", 1 << 30)]).unwrap();
+    }
+
+    #[test]
+    fn a_refusal_names_what_the_user_wrote_where_it_is() {
+        // A value the planner shares between two loads, and a binding
+        // renamed when the two nests merged: the message shows neither
+        // `c0` nor `__t_1`, and points at the statement's line.
+        let t = "program p(x: in f32[N], y: out f32[N], z: out f32[N]) {
+          for i in 0..N {
+            t = i * i
+            y[i] = x[i] + f32(t % 7)
+          }
+          for i in 0..N {
+            t = i * 2
+            z[i] = x[(t * t * t * t) % N] + x[(t * t * t * t) % N / 2]
+          }
+        }";
+        let e = check(t, &[("N", 1 << 21)]).unwrap_err();
+        let m = e.to_string();
+        assert!(m.contains("the value of `t * t * t`"), "{m}");
+        assert!(!m.contains("__"), "{m}");
+        assert_eq!(e.span.line, 8, "{m}");
+        let t = "program p(x: in f32[N], y: out f32[N]) {
+          for i in 0..N {
+            y[i] = x[(i * i * i + 1) % N] + x[(i * i * i + 1) % N / 2]
+          }
+        }";
+        let e = check(t, &[("N", 1 << 21)]).unwrap_err();
+        let m = e.to_string();
+        assert!(m.contains("`i * i * i`") && !m.contains("c0"), "{m}");
+        assert_eq!(e.span.line, 3, "{m}");
+        // The failing product uses the shared value: shown as its value.
+        let t = "program p(x: in f32[N], y: out f32[N]) {
+          for i in 0..N {
+            y[i] = x[((i * i) * (i * i)) % N]
+          }
+        }";
+        let e = check(t, &[("N", 1 << 21)]).unwrap_err();
+        let m = e.to_string();
+        assert!(m.contains("`i * i * (i * i)`"), "{m}");
+        assert_eq!(e.span.line, 3, "{m}");
     }
 
     #[test]

@@ -142,6 +142,7 @@ pub fn compile_skipping(
     }
     let unused = find_unused_inputs(&p);
     let mut plan = plan_groups(&p, unused, options.fusion);
+    plan.shared = introduced_bindings(program, &p);
     split_full_reductions(&p, &mut plan.kernels);
     find_lane_loops(&mut plan.kernels);
     find_row_forms(&mut plan.kernels);
@@ -188,4 +189,23 @@ pub fn compile_skipping(
         }
     }
     Ok(plan)
+}
+
+/// Names `after` binds that `before` does not: the bindings simplification
+/// introduced ([`Plan::shared`]).
+fn introduced_bindings(before: &Program, after: &Program) -> Vec<String> {
+    let bound = |p: &Program| {
+        let mut out = std::collections::BTreeSet::new();
+        p.walk(&mut |s| {
+            if let tile_ir::Stmt::Let { name, .. } = s {
+                out.insert(name.clone());
+            }
+        });
+        out
+    };
+    let user = bound(before);
+    bound(after)
+        .into_iter()
+        .filter(|n| !user.contains(n))
+        .collect()
 }

@@ -266,6 +266,10 @@ pub struct Plan {
     pub notes: Vec<String>,
     /// Whether fusion was enabled.
     pub fusion: bool,
+    /// Bindings the simplification introduced (values shared by several
+    /// expressions, `c0`), which messages about the program replace by
+    /// their values: they are not the user's names.
+    pub shared: Vec<String>,
 }
 
 impl Plan {

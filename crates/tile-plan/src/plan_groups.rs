@@ -81,6 +81,7 @@ pub fn plan_groups(program: &Program, unused_inputs: Vec<String>, fusion: bool) 
         unused_inputs,
         notes: Vec::new(),
         fusion,
+        shared: Vec::new(),
     }
 }
 

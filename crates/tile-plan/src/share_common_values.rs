@@ -76,6 +76,8 @@ fn size(e: &Expr) -> usize {
 impl Sharer {
     fn fresh(&mut self) -> String {
         loop {
+            // Listed in `Plan::shared`: range-proof messages show its
+            // value instead (`check_ranges`).
             let n = format!("c{}", self.next);
             self.next += 1;
             if self.names.insert(n.clone()) {
@@ -252,8 +254,10 @@ impl Sharer {
         // Lay out the block and replace chosen values, in one forward walk.
         let mut visible: HashMap<String, String> = HashMap::new();
         let mut out = Vec::with_capacity(n + chosen.len());
+        #[allow(clippy::too_many_arguments)]
         fn emit(
             b: usize,
+            span: Span,
             chosen: &[String],
             seen_expr: &dyn Fn(&str) -> Expr,
             names: &HashMap<String, String>,
@@ -262,25 +266,38 @@ impl Sharer {
             out: &mut Vec<Stmt>,
         ) {
             for &c in &before_binding[b] {
-                emit(c, chosen, seen_expr, names, before_binding, visible, out);
+                emit(
+                    c,
+                    span,
+                    chosen,
+                    seen_expr,
+                    names,
+                    before_binding,
+                    visible,
+                    out,
+                );
             }
             let key = &chosen[b];
             let mut value = seen_expr(key);
             for c in value.children_mut() {
                 reuse_expr(c, visible);
             }
+            // Located at the first statement that uses it: a refusal of
+            // the value (`check_ranges`) points at the user's line.
             out.push(Stmt::Let {
                 name: names[key].clone(),
                 value,
-                span: Span::default(),
+                span,
             });
             visible.insert(key.clone(), names[key].clone());
         }
         let seen_expr = |k: &str| seen[k].expr.clone();
         for (k, mut s) in stmts.into_iter().enumerate() {
+            let span = s.span();
             for &b in &before[k] {
                 emit(
                     b,
+                    span,
                     &chosen,
                     &seen_expr,
                     &names,
