@@ -122,13 +122,16 @@ fn failures(md: &mut String, rows: &[Value]) {
         .iter()
         .filter(|r| r["status"] != "ok")
         .map(|r| {
+            let why = match r["reason"].as_str() {
+                Some(reason) => reason.to_string(),
+                None => validation_reason(&r["validation"]),
+            };
             format!(
-                "{} {} round {}: {} {}",
+                "{} {} round {}: {} ({why})",
                 r["case"].as_str().unwrap_or("?"),
                 r["variant"].as_str().unwrap_or("?"),
                 r["round"],
                 r["status"].as_str().unwrap_or("?"),
-                r["reason"].as_str().unwrap_or("validation failed")
             )
         })
         .collect();
@@ -138,6 +141,41 @@ fn failures(md: &mut String, rows: &[Value]) {
             let _ = writeln!(md, "- {f}");
         }
     }
+}
+
+/// Why a validation failed: each failing output with its largest errors
+/// against the tolerance (`y`: max abs 0.5, max rel 1, atol 1e-5, rtol
+/// 1e-4; NaN where an element is NaN, or was never written).
+fn validation_reason(v: &Value) -> String {
+    let failing: Vec<String> = v["outputs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|o| o["pass"] == false)
+        .map(|o| {
+            let num = |k: &str| match &o[k] {
+                Value::Number(n) => n.to_string(),
+                // serde_json writes a NaN as null.
+                _ => "NaN".to_string(),
+            };
+            format!(
+                "`{}` over {} elements: max abs error {}, max rel error {}",
+                o["name"].as_str().unwrap_or("?"),
+                o["count"],
+                num("max_abs"),
+                num("max_rel")
+            )
+        })
+        .collect();
+    if failing.is_empty() {
+        return "validation failed".to_string();
+    }
+    format!(
+        "validation failed: {}; tolerance atol {} + rtol {} x |reference|",
+        failing.join("; "),
+        v["atol"],
+        v["rtol"]
+    )
 }
 
 /// How every figure below was computed.

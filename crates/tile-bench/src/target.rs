@@ -119,9 +119,10 @@ pub fn plan_variant(case: &Case, variant: Variant) -> Result<Plan, String> {
     Ok(plan)
 }
 
-/// Arguments for a case: inputs from the benchmark formula (parameter `p`
-/// uses seed `p`; `i32` inputs [`crate::oracle::int_input`]), outputs
-/// poisoned (NaN, or `i32::MIN`).
+/// Arguments for a case: inputs and `inout` parameters from the benchmark
+/// formula (parameter `p` uses seed `p`; `i32` ones
+/// [`crate::oracle::int_input`]), `out` parameters poisoned (NaN, or
+/// `i32::MIN`) so that an element no kernel writes fails validation.
 pub fn arguments(plan: &Plan, case: &Case) -> Result<(BTreeMap<String, Array>, Sizes), String> {
     let program = &plan.program;
     let (sizes, shapes) = case_shapes(program, case)?;
@@ -129,7 +130,7 @@ pub fn arguments(plan: &Plan, case: &Case) -> Result<(BTreeMap<String, Array>, S
     for (k, p) in program.params.iter().enumerate() {
         let shape = &shapes[&p.name];
         let n: usize = shape.iter().product();
-        let written = p.role.is_written();
+        let written = p.role == tile_ir::Role::Out;
         let data = match p.dtype {
             tile_ir::DType::F32 if written => ArrayData::F32(vec![f32::NAN; n]),
             tile_ir::DType::F32 => {

@@ -167,15 +167,20 @@ enum Command {
 struct BenchCmd {
     /// A `.tile` file to benchmark instead of a suite.
     file: Option<PathBuf>,
-    /// With FILE: the shapes, `MxN` (sizes M and N) or `N` (M = 1),
-    /// comma-separated.
+    /// With FILE: the shapes, comma-separated: `MxN` (sizes M and N) or
+    /// `N` (M = 1). A program whose sizes have other names takes them in
+    /// order of first appearance, after --bind: `AxB` gives the last two
+    /// symbols --bind leaves, `B` the last one. `inout` parameters start
+    /// from the same deterministic values as inputs, in the kernel and in
+    /// the FP64 reference alike.
     #[arg(long, value_delimiter = ',')]
     shape: Vec<String>,
     /// With FILE: which program of the file, when it holds several.
     #[arg(long)]
     program: Option<String>,
     /// With FILE: a size symbol other than M and N, fixed for every shape:
-    /// NAME=VALUE (repeat per symbol), e.g. `--bind K=256`.
+    /// NAME=VALUE (repeat per symbol), e.g. `--bind K=256`; --shape gives
+    /// the rest.
     #[arg(long = "bind", value_name = "NAME=VALUE")]
     binds: Vec<String>,
     /// With FILE: absolute tolerance of the validation (default 1e-5).
@@ -475,6 +480,49 @@ fn report(dirs: &[PathBuf], out: Option<&std::path::Path>) -> Result<(), String>
     Ok(())
 }
 
+/// The sizes a `--shape` gives beyond `M` and `N` (which the case's shape
+/// gives by name), with the `--bind` ones: the program's free symbols
+/// (`free`, those --bind leaves) take the shape's sizes in order, `B` the
+/// last symbol, `AxB` the last two; `M` and `N` must then sit where their
+/// names put them (`M` first of two, `N` last).
+fn shape_sizes(
+    file: &str,
+    free: &[String],
+    dims: &[usize],
+    shape: [usize; 2],
+    binds: &std::collections::BTreeMap<String, usize>,
+) -> Result<std::collections::BTreeMap<String, usize>, String> {
+    let mut sizes = binds.clone();
+    if free.iter().all(|s| s == "M" || s == "N") {
+        return Ok(sizes);
+    }
+    if free.len() != dims.len() {
+        return Err(format!(
+            "{file}: --shape gives {} size(s), and the program's size symbols that --bind leaves are {} ({}): give one size per symbol, or --bind the others",
+            dims.len(),
+            free.len(),
+            free.join(", ")
+        ));
+    }
+    let at = 2 - free.len();
+    for (k, sym) in free.iter().enumerate() {
+        let pos = at + k;
+        match sym.as_str() {
+            "M" | "N" if (sym == "M") != (pos == 0) => {
+                return Err(format!(
+                    "{file}: `{sym}` would take the shape's {} size; name the program's sizes M and N (in that order), or --bind `{sym}`",
+                    if pos == 0 { "first" } else { "last" }
+                ))
+            }
+            "M" | "N" => {}
+            _ => {
+                sizes.insert(sym.clone(), shape[pos]);
+            }
+        }
+    }
+    Ok(sizes)
+}
+
 /// The cases of `tile bench FILE`: the chosen program at each shape, every
 /// written parameter validated against the FP64 interpreter.
 fn file_cases(
@@ -489,7 +537,7 @@ fn file_cases(
     let mut sizes = std::collections::BTreeMap::new();
     for b in binds {
         let bad = || {
-            format!("--bind {b:?}: write NAME=VALUE with a size symbol of the program other than M and N, and a count")
+            format!("--bind {b:?}: write NAME=VALUE with a size symbol of the program other than M and N (which --shape gives), and a count")
         };
         let (k, v) = b.split_once('=').ok_or_else(bad)?;
         let v: usize = v.trim().parse().map_err(|_| bad())?;
@@ -525,9 +573,16 @@ fn file_cases(
             p.name, p.dtype
         ));
     }
+    // The symbols a shape gives: those --bind leaves, in order of first
+    // appearance (`M` and `N` keep their places by name).
+    let free: Vec<String> = program
+        .size_symbols()
+        .into_iter()
+        .filter(|s| !sizes.contains_key(s))
+        .collect();
     let mut cases = Vec::new();
     for s in shapes {
-        let bad = || format!("--shape {s:?}: write MxN (e.g. 4096x4096) or N");
+        let bad = || format!("--shape {s:?}: write AxB (e.g. 4096x4096) or B");
         let dims: Vec<usize> = s
             .split('x')
             .map(|d| d.trim().parse::<usize>().map_err(|_| bad()))
@@ -537,13 +592,14 @@ fn file_cases(
             [m, n] => [*m, *n],
             _ => return Err(bad()),
         };
+        let case_sizes = shape_sizes(&file, &free, &dims, shape, &sizes)?;
         let case = tile_bench::suite::Case {
             name: format!("{}_{}x{}", program.name, shape[0], shape[1]),
             graph: program.name.clone(),
             group: "program".to_string(),
             program: program.to_string(),
             shape,
-            sizes: sizes.clone(),
+            sizes: case_sizes,
             outputs: outputs.clone(),
             atol,
             rtol,

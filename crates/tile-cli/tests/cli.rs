@@ -379,6 +379,85 @@ fn bench_runs_a_users_own_suite_against_the_interpreter() {
 }
 
 #[test]
+fn bench_file_starts_inout_state_alike_and_takes_any_size_names() {
+    let d = scratch("bench-file-inout");
+    // Adam updates three inout arrays: validated from the same start as
+    // the FP64 reference.
+    let adam = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/programs/neural/adam.tile")
+        .display()
+        .to_string();
+    // Sizes named T and H; the shape gives them in order.
+    let apart = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/programs/legality/apart.tile")
+        .display()
+        .to_string();
+    for (file, shape, case) in [(&adam, "37", "adam_1x37"), (&apart, "3x5", "apart_3x5")] {
+        let out = d.join(case);
+        let o = tile(&[
+            "bench",
+            file,
+            "--shape",
+            shape,
+            "--quick",
+            "--out",
+            &out.display().to_string(),
+        ]);
+        let (stdout, stderr) = text(&o);
+        assert!(o.status.success(), "{stdout}\n{stderr}");
+        let results: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap())
+                .unwrap();
+        let rows = results["rows"].as_array().unwrap();
+        for entry in ["fused", "split"] {
+            assert!(
+                rows.iter()
+                    .any(|r| r["variant"] == entry && r["status"] == "ok"),
+                "{case} {entry}: {stdout}"
+            );
+        }
+    }
+    // A shape that does not match the free symbols is refused, naming them.
+    let o = tile(&[
+        "bench",
+        &apart,
+        "--shape",
+        "7",
+        "--out",
+        &d.join("x").display().to_string(),
+    ]);
+    assert!(!o.status.success());
+    assert!(text(&o).1.contains("(T, H)"), "{}", text(&o).1);
+    // A failed validation says which output, by how much, against what.
+    let strict = d.join("strict");
+    let file = write(
+        &d,
+        "e.tile",
+        "program e(x: in f32[N], y: out f32[N]) {\n  for i in 0..N {\n    y[i] = exp(x[i]) * 1.1\n  }\n}\n",
+    );
+    let o = tile(&[
+        "bench",
+        &file,
+        "--shape",
+        "1000",
+        "--atol",
+        "0",
+        "--rtol",
+        "0",
+        "--quick",
+        "--out",
+        &strict.display().to_string(),
+    ]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stdout}\n{stderr}");
+    let md = std::fs::read_to_string(strict.join("results.md")).unwrap();
+    assert!(
+        md.contains("validation failed: `y` over 1000 elements: max abs error"),
+        "{md}"
+    );
+}
+
+#[test]
 fn bench_runs_one_program_file_with_a_copy_of_its_bytes() {
     let d = scratch("bench-file");
     let file = write(
@@ -405,7 +484,7 @@ fn bench_runs_one_program_file_with_a_copy_of_its_bytes() {
                 "--out",
                 &o_,
             ],
-            "write MxN",
+            "write AxB",
         ),
         (
             vec!["bench", &file, "--shape", "3x5", "--out", &o_],
