@@ -10,7 +10,7 @@ use arrays::{describe, unusable, Device, What};
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::{PyBool, PyFloat, PyInt, PyTuple};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use tile_ir::args::RawArg;
@@ -414,6 +414,10 @@ impl Function {
         out: Option<&Bound<'_, PyAny>>,
         stream: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
+        // Numbers (runtime scalars: `leaky(x, 0.1)`) become 0-d arrays of
+        // the arrays' dtype, made like the first array (on its device).
+        let args = self.numbers_as_arrays(py, args)?;
+        let args = &args;
         let mut descs = Vec::with_capacity(args.len() + 2);
         for (k, obj) in args.iter().enumerate() {
             descs.push(describe(py, &obj, What::Position(k))?);
@@ -492,7 +496,65 @@ impl Function {
     }
 }
 
+/// Whether `obj` is a number a captured function takes as a runtime
+/// scalar: a Python `int` or `float` (not `bool`), or a NumPy integer or
+/// float scalar.
+fn is_number(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
+    if obj.is_instance_of::<PyBool>() {
+        return Ok(false);
+    }
+    if obj.is_instance_of::<PyFloat>() || obj.is_instance_of::<PyInt>() {
+        return Ok(true);
+    }
+    // NumPy scalars have the array interface but not the array function
+    // protocol (arrays have both).
+    if obj.hasattr("__array_interface__")? && !obj.hasattr("__array_function__")? {
+        let kind: String = obj.getattr("dtype")?.getattr("kind")?.extract()?;
+        return Ok(matches!(kind.as_str(), "f" | "i" | "u"));
+    }
+    Ok(false)
+}
+
 impl Function {
+    /// `args` with each number replaced by a 0-d array of the first
+    /// array's dtype, made like it (the helper's `_scalar`); `args` itself
+    /// when there is no number.
+    fn numbers_as_arrays<'py>(
+        &self,
+        py: Python<'py>,
+        args: &Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let mut numbers = Vec::new();
+        for (k, obj) in args.iter().enumerate() {
+            if is_number(&obj)? {
+                numbers.push(k);
+            }
+        }
+        if numbers.is_empty() {
+            return Ok(args.clone());
+        }
+        let Some((at, like)) = args
+            .iter()
+            .enumerate()
+            .find(|(k, _)| !numbers.contains(k))
+        else {
+            return Err(err(
+                "a captured function needs at least one array among its arguments (numbers become scalars of the arrays' dtype)",
+            ));
+        };
+        let dtype = describe(py, &like, What::Position(at))?.dtype;
+        let helper = self.helper.bind(py);
+        let mut out = Vec::with_capacity(args.len());
+        for (k, obj) in args.iter().enumerate() {
+            if numbers.contains(&k) {
+                out.push(helper.call_method1("_scalar", (&like, k, &obj, dtype.name()))?);
+            } else {
+                out.push(obj);
+            }
+        }
+        PyTuple::new(py, out)
+    }
+
     /// Captures and compiles the function for arguments of these dtypes
     /// and ranks (the helper's `specialize`).
     fn specialize(&self, py: Python<'_>, key: &[(tile_ir::DType, usize)]) -> PyResult<Entry> {
@@ -568,9 +630,13 @@ impl Function {
             .map(|t| Ok((entry.dtype, t.extract::<Vec<usize>>()?)))
             .collect::<PyResult<_>>()?;
         check_ceiling(&made)?;
+        // The first array that is not a scalar (runtime numbers are 0-d).
         let like = args
-            .get_item(0)
-            .map_err(|_| err("a captured function needs at least one array"))?;
+            .iter()
+            .zip(descs)
+            .find(|(_, d)| !d.shape.is_empty())
+            .map(|(a, _)| a)
+            .ok_or_else(|| err("a captured function needs at least one array"))?;
         let got = self
             .helper
             .bind(py)

@@ -188,3 +188,47 @@ def test_operators_and_constants():
     np.testing.assert_allclose(y, (2 - a64) / (b64 * b64 + 1) + np.abs(a64) ** 3 - a64 ** 2, rtol=1e-5, atol=1e-5)
     np.testing.assert_array_equal(mx, np.maximum(a, b))
     np.testing.assert_array_equal(mn, np.minimum(a, np.float32(0.5)))
+
+
+def test_numbers_are_runtime_scalars_captured_once():
+    captured = []
+
+    @tile.jit
+    def leaky(x, slope):
+        captured.append(1)
+        return tile.where(x > 0, x, x * slope)
+
+    x = np.linspace(-3, 3, 1001, dtype=np.float32).reshape(7, 143)
+    for slope in (0.1, 0.5, np.float32(2.0), 3):
+        got = leaky(x, slope)
+        want = np.where(x > 0, x.astype(np.float64), x.astype(np.float64) * np.float64(np.float32(slope)))
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert len(captured) == 1, "a new value must not capture again"
+    assert "slope: in f32," in leaky.program
+    # float64 arrays give a float64 scalar (a second capture: a new dtype).
+    x64 = x.astype(np.float64)
+    np.testing.assert_allclose(leaky(x64, 0.1), np.where(x64 > 0, x64, x64 * 0.1), rtol=1e-15)
+    # out= and numbers together.
+    out = np.empty_like(x)
+    assert leaky(x, 0.25, out=out) is out
+    np.testing.assert_allclose(out, np.where(x > 0, x, x * np.float32(0.25)), rtol=1e-6)
+    for bad, says in ((True, "bool"), (1e300, "beyond the range of f32"), (10**400, "beyond")):
+        with pytest.raises(tile.TileError, match=says):
+            leaky(x, bad)
+    with pytest.raises(tile.TileError, match="at least one array"):
+        leaky(0.5, 0.25)
+
+
+def test_globals_are_constants_of_the_capture():
+    rate = {"v": 0.5}
+
+    @tile.jit
+    def scale(x):
+        return x * rate["v"]
+
+    x = np.ones(5, dtype=np.float32)
+    np.testing.assert_array_equal(scale(x), np.full(5, 0.5, np.float32))
+    rate["v"] = 2.0
+    # Documented: read once, when the function was captured for these
+    # dtypes and ranks; pass runtime values as arguments instead.
+    np.testing.assert_array_equal(scale(x), np.full(5, 0.5, np.float32))

@@ -2,7 +2,10 @@
 program.
 
 A traced argument of rank 2 has the symbolic shape (M, N), one of rank 1
-the shape (N,). Operators broadcast like NumPy (trailing axes aligned, an
+the shape (N,), a number (or 0-d array) the shape (): a scalar parameter
+read at run time, so a new value needs no new capture. Python globals and
+closure variables the function reads are constants of the capture: their
+values when the function was first called with those dtypes and ranks. Operators broadcast like NumPy (trailing axes aligned, an
 axis of extent 1 stretches); reductions run along the last axis. Values
 that vary along N are computed per element, values of shape (M,) or
 (M, 1) once per row, values without M or N once. The program has one
@@ -414,7 +417,7 @@ class _Printer:
     def _expr(self, n):
         if n.op == "in":
             name, rank = self.params[n.id]
-            return f"{name}[i, j]" if rank == 2 else f"{name}[j]"
+            return {2: f"{name}[i, j]", 1: f"{name}[j]", 0: name}[rank]
         if n.op == "const":
             return _literal(n.attr)
         if n.op == "bin":
@@ -448,15 +451,26 @@ def capture(fn, ranks, dtype):
         names.append(p.name)
     if len(names) != len(ranks):
         raise TileError(f"{fn.__name__} takes {len(names)} arrays, {len(ranks)} given")
+    bad = next(((n, r) for n, r in zip(names, ranks) if r not in (0, 1, 2)), None)
+    if bad is not None:
+        raise TileError(
+            f"{fn.__name__}: argument `{bad[0]}` has rank {bad[1]}; captured functions take arrays "
+            "of rank 1 (N,) or 2 (M, N), and numbers (runtime scalars)"
+        )
+    if not any(r in (1, 2) for r in ranks):
+        raise TileError(
+            f"{fn.__name__}: a captured function needs at least one array of rank 1 or 2 "
+            "(numbers are runtime scalars beside them)"
+        )
     graph = _Graph(dtype)
     used = set()
     params = {}
     inputs = []
     for k, (name, rank) in enumerate(zip(names, ranks)):
-        if rank not in (1, 2):
+        if rank not in (0, 1, 2):
             raise TileError(
                 f"{fn.__name__}: argument `{name}` has rank {rank}; captured functions take arrays "
-                "of rank 1 (N,) or 2 (M, N)"
+                "of rank 1 (N,) or 2 (M, N), and numbers (runtime scalars)"
             )
         tname = name if (_NAME.match(name) and name not in _TAKEN and not keyword.iskeyword(name)
                          and not re.match(r"^(t|out)\d+$", name)) else f"arg{k}"
@@ -465,7 +479,8 @@ def capture(fn, ranks, dtype):
             tname = f"arg{k}_{j}"
             j += 1
         used.add(tname)
-        node = _Node(graph, "in", (), None, ("M", "N") if rank == 2 else ("N",), "float")
+        shape = {2: ("M", "N"), 1: ("N",), 0: ()}[rank]
+        node = _Node(graph, "in", (), None, shape, "float")
         params[node.id] = (tname, rank)
         inputs.append(Tensor(graph, node))
     try:
@@ -534,7 +549,10 @@ def _print(name, graph, params, outs, dtype):
             idx.append({"M": "i", "N": "j", 1: "0"}[d])
         stores[where].append((f"{oname}[{', '.join(idx)}]", n))
     sig = ", ".join(
-        [f"{pname}: in {dtype}[{'M, N' if rank == 2 else 'N'}]" for pname, rank in params.values()]
+        [
+            f"{pname}: in {dtype}" + {2: "[M, N]", 1: "[N]", 0: ""}[rank]
+            for pname, rank in params.values()
+        ]
         + out_params
     )
     lines = [f"program {_program_name(name)}({sig}) {{"]
