@@ -10,7 +10,7 @@ use arrays::{describe, unusable, Device, What};
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyFloat, PyInt, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyTuple};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use tile_ir::args::RawArg;
@@ -224,6 +224,48 @@ impl Kernel {
         }
         check_ceiling(&made)?;
         Ok(out)
+    }
+
+    /// The fast path of a `Kernel` call: when `given` (keyword arguments)
+    /// names every parameter, and with an array each (no number), runs
+    /// like `run` and returns the written arrays (one, or a tuple in
+    /// parameter order); otherwise `None`, and the Python side takes the
+    /// general path (numbers, allocation, messages for unknown names).
+    #[pyo3(signature = (given, stream=None))]
+    fn call_given(
+        &self,
+        py: Python<'_>,
+        given: &Bound<'_, PyDict>,
+        stream: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Option<Py<PyAny>>> {
+        let program = self.program();
+        if given.len() != program.params.len() {
+            return Ok(None);
+        }
+        let mut objs = Vec::with_capacity(program.params.len());
+        for p in &program.params {
+            match given.get_item(&p.name)? {
+                Some(obj) if !is_number(&obj)? && !obj.is_instance_of::<PyBool>() => objs.push(obj),
+                _ => return Ok(None),
+            }
+        }
+        let mut descs = Vec::with_capacity(objs.len());
+        for (p, obj) in program.params.iter().zip(&objs) {
+            descs.push(describe(py, obj, What::Name(&p.name))?);
+        }
+        self.launch(py, &mut descs, stream)?;
+        drop(descs);
+        let written: Vec<&Bound<'_, PyAny>> = program
+            .params
+            .iter()
+            .zip(&objs)
+            .filter(|(p, _)| p.role.is_written())
+            .map(|(_, o)| o)
+            .collect();
+        Ok(Some(match written.as_slice() {
+            [one] => (*one).clone().unbind(),
+            many => PyTuple::new(py, many.iter().copied())?.into_any().unbind(),
+        }))
     }
 
     /// Runs the program on `arrays` (one per parameter, in order), in
@@ -506,13 +548,15 @@ fn is_number(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
     if obj.is_instance_of::<PyFloat>() || obj.is_instance_of::<PyInt>() {
         return Ok(true);
     }
-    // NumPy scalars have the array interface but not the array function
-    // protocol (arrays have both).
-    if obj.hasattr("__array_interface__")? && !obj.hasattr("__array_function__")? {
-        let kind: String = obj.getattr("dtype")?.getattr("kind")?.extract()?;
-        return Ok(matches!(kind.as_str(), "f" | "i" | "u"));
+    // NumPy scalars: a type of module `numpy` other than `ndarray` (asked
+    // of the type, not the object: an array's `__array_interface__` would
+    // be built on every look-up).
+    let ty = obj.get_type();
+    if ty.module()?.to_cow()? != "numpy" || ty.name()?.to_cow()? == "ndarray" {
+        return Ok(false);
     }
-    Ok(false)
+    let kind: String = obj.getattr("dtype")?.getattr("kind")?.extract()?;
+    Ok(matches!(kind.as_str(), "f" | "i" | "u"))
 }
 
 impl Function {

@@ -214,6 +214,10 @@ class Kernel:
         given are allocated (zeros, like the first array given, on its
         device); `in` and `inout` parameters are required. Returns the
         written arrays in parameter order (one array if there is one)."""
+        # Every parameter given an array: straight to the native call.
+        done = self._k.call_given(arrays, stream)
+        if done is not None:
+            return done
         names = [p[0] for p in self._params]
         unknown = [n for n in arrays if n not in names]
         if unknown:
@@ -221,7 +225,7 @@ class Kernel:
                 f"argument `{unknown[0]}` does not name a parameter of `{self.name}` "
                 f"(parameters: {', '.join(names)})"
             )
-        like = next((a for a in arrays.values() if not isinstance(a, numbers.Number)), None)
+        like = next((a for a in arrays.values() if not _is_number(a)), None)
         # Arrays made for the call (scalars, outputs) are filled on the
         # stream the kernel runs on, so the fill is ordered before it.
         with _on_stream(like, stream):
@@ -251,7 +255,7 @@ class Kernel:
         out = dict(arrays)
         for name, role, dtype, rank in self._params:
             v = arrays.get(name)
-            if not isinstance(v, numbers.Number):
+            if v is None or not _is_number(v):
                 continue
             if rank != 0 or role != "in":
                 raise TileError(
@@ -288,6 +292,19 @@ class Kernel:
                 a[()] = v
             out[name] = a
         return out
+
+
+#: Whether values of a type are numbers, by type: `numbers.Number` is an
+#: abstract class, slow to ask per argument on every call.
+_NUMBER_TYPES = {}
+
+
+def _is_number(v):
+    t = type(v)
+    known = _NUMBER_TYPES.get(t)
+    if known is None:
+        known = _NUMBER_TYPES[t] = isinstance(v, numbers.Number)
+    return known
 
 
 def _on_stream(like, stream):
