@@ -28,6 +28,7 @@ mod cache_reduced_values;
 mod check_ranges;
 mod execute;
 mod find_costs;
+mod find_failing_checks;
 mod find_hazards;
 mod find_lane_loops;
 mod find_reread_rows;
@@ -160,6 +161,8 @@ pub fn compile_skipping(
         interchange_row_loops(&p, &mut plan.kernels);
     }
     plan.notes = find_costs::find_costs(&plan.kernels);
+    let copies = find_failing_checks::find_failing_checks(&plan);
+    plan.notes.extend(copies);
     if log {
         for k in &plan.kernels {
             if let Some(f) = &k.full {
