@@ -577,11 +577,7 @@ impl Function {
         if numbers.is_empty() {
             return Ok(args.clone());
         }
-        let Some((at, like)) = args
-            .iter()
-            .enumerate()
-            .find(|(k, _)| !numbers.contains(k))
-        else {
+        let Some((at, like)) = args.iter().enumerate().find(|(k, _)| !numbers.contains(k)) else {
             return Err(err(
                 "a captured function needs at least one array among its arguments (numbers become scalars of the arrays' dtype)",
             ));

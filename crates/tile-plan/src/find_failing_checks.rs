@@ -84,7 +84,7 @@ impl Walk<'_> {
                 self.expr(value, line);
                 let t = self.infer(value);
                 self.types.insert(name.clone(), t);
-                if self.from_memory(value) {
+                if self.reads_memory(value) {
                     self.tainted.insert(name.clone());
                 }
             }
@@ -115,7 +115,7 @@ impl Walk<'_> {
     }
 
     /// Whether `e` reads memory, directly or through a binding.
-    fn from_memory(&self, e: &Expr) -> bool {
+    fn reads_memory(&self, e: &Expr) -> bool {
         let mut found = false;
         e.walk(&mut |x| {
             found |= match x {
@@ -129,11 +129,14 @@ impl Walk<'_> {
 
     fn gather(buf: &str, idx: &[Expr]) -> String {
         let idx: Vec<String> = idx.iter().map(|e| e.to_string()).collect();
-        format!("`{buf}[{}]` (an index computed from memory)", idx.join(", "))
+        format!(
+            "`{buf}[{}]` (an index computed from memory)",
+            idx.join(", ")
+        )
     }
 
     fn access(&mut self, buf: &str, idx: &[Expr], line: u32) {
-        if self.found.is_none() && idx.iter().any(|e| self.from_memory(e)) {
+        if self.found.is_none() && idx.iter().any(|e| self.reads_memory(e)) {
             self.found = Some((Walk::gather(buf, idx), line));
         }
     }
@@ -145,11 +148,11 @@ impl Walk<'_> {
                 return;
             }
             match x {
-                Expr::Load { buf, idx, .. } if idx.iter().any(|i| self.from_memory(i)) => {
+                Expr::Load { buf, idx, .. } if idx.iter().any(|i| self.reads_memory(i)) => {
                     hit = Some(Walk::gather(buf, idx));
                 }
                 Expr::Binary(BinOp::Div | BinOp::Rem, _, b, _)
-                    if self.from_memory(b) && self.infer(x) == DType::I32 =>
+                    if self.reads_memory(b) && self.infer(x) == DType::I32 =>
                 {
                     hit = Some(format!(
                         "`{x}` (an integer division by a value computed from memory)"
@@ -184,11 +187,17 @@ mod tests {
             "program g(x: in f32[N], idx: in i32[N], y: out f32[N]) {\n  for i in 0..N {\n    y[i] = x[idx[i]]\n  }\n}",
         );
         assert_eq!(gather.len(), 1, "{gather:?}");
-        assert!(gather[0].contains("`x[idx[i]]`") && gather[0].contains("line 3"), "{gather:?}");
+        assert!(
+            gather[0].contains("`x[idx[i]]`") && gather[0].contains("line 3"),
+            "{gather:?}"
+        );
         let div = notes(
             "program d(a: in i32[N], b: in i32[N], y: out i32[N]) {\n  for i in 0..N {\n    y[i] = a[i] / b[i]\n  }\n}",
         );
-        assert!(div.len() == 1 && div[0].contains("integer division"), "{div:?}");
+        assert!(
+            div.len() == 1 && div[0].contains("integer division"),
+            "{div:?}"
+        );
         let bound = notes(
             "program b(x: in f32[N], idx: in i32[N], y: out f32[N]) {\n  for i in 0..N {\n    k = idx[i] + 1\n    y[i] = x[k]\n  }\n}",
         );
