@@ -147,6 +147,20 @@ program axpy(a: in f32[N], x: in f32[N], y: inout f32[N]) {
     torch.testing.assert_close(y.double(), want, rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_runtime_scalars_on_tensors(device):
+    @tile.jit
+    def leaky(x, slope):
+        return tile.where(x > 0, x, x * slope)
+
+    x = torch.linspace(-3, 3, 4096, device=device).reshape(8, 512)
+    for slope in (0.1, 0.5):
+        got = leaky(x, slope)
+        assert got.device == x.device
+        want = torch.where(x > 0, x, x * torch.tensor(slope, dtype=torch.float32, device=device))
+        torch.testing.assert_close(got, want, rtol=1e-6, atol=0)
+
+
 def test_cupy_arrays():
     cupy = pytest.importorskip("cupy", reason="CuPy is not installed")
     try:
