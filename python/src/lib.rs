@@ -251,7 +251,12 @@ impl Kernel {
         }
         let mut descs = Vec::with_capacity(objs.len());
         for (p, obj) in program.params.iter().zip(&objs) {
-            descs.push(describe(py, obj, What::Name(&p.name))?);
+            match describe(py, obj, What::Name(&p.name)) {
+                Ok(d) => descs.push(d),
+                // Not an array (a `Fraction` for a scalar, say): the
+                // general path converts it, or says what is wrong.
+                Err(_) => return Ok(None),
+            }
         }
         self.launch(py, &mut descs, stream)?;
         drop(descs);
@@ -458,7 +463,7 @@ impl Function {
     ) -> PyResult<Py<PyAny>> {
         // Numbers (runtime scalars: `leaky(x, 0.1)`) become 0-d arrays of
         // the arrays' dtype, made like the first array (on its device).
-        let args = self.numbers_as_arrays(py, args)?;
+        let args = self.numbers_as_arrays(py, args, stream)?;
         let args = &args;
         let mut descs = Vec::with_capacity(args.len() + 2);
         for (k, obj) in args.iter().enumerate() {
@@ -555,8 +560,21 @@ fn is_number(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
     if ty.module()?.to_cow()? != "numpy" || ty.name()?.to_cow()? == "ndarray" {
         return Ok(false);
     }
+    // Then an instance of `numpy.generic` (not `memmap` or `matrix`,
+    // arrays of module `numpy` too).
+    let generic = py_numpy_generic(obj.py())?;
+    if !obj.is_instance(generic.bind(obj.py()))? {
+        return Ok(false);
+    }
     let kind: String = obj.getattr("dtype")?.getattr("kind")?.extract()?;
     Ok(matches!(kind.as_str(), "f" | "i" | "u"))
+}
+
+/// `numpy.generic`, the base of NumPy's scalar types (NumPy is loaded:
+/// an object of its module was seen).
+fn py_numpy_generic(py: Python<'_>) -> PyResult<&'static Py<PyAny>> {
+    static GENERIC: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
+    GENERIC.get_or_try_init(py, || Ok(py.import("numpy")?.getattr("generic")?.unbind()))
 }
 
 impl Function {
@@ -567,6 +585,7 @@ impl Function {
         &self,
         py: Python<'py>,
         args: &Bound<'py, PyTuple>,
+        stream: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let mut numbers = Vec::new();
         for (k, obj) in args.iter().enumerate() {
@@ -587,7 +606,7 @@ impl Function {
         let mut out = Vec::with_capacity(args.len());
         for (k, obj) in args.iter().enumerate() {
             if numbers.contains(&k) {
-                out.push(helper.call_method1("_scalar", (&like, k, &obj, dtype.name()))?);
+                out.push(helper.call_method1("_scalar", (&like, k, &obj, dtype.name(), stream))?);
             } else {
                 out.push(obj);
             }

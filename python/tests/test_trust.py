@@ -335,3 +335,25 @@ def test_a_failing_cuda_call_leaves_every_tensor_as_it_was():
     g(x=x, idx=idx, y=y, s=s)
     assert torch.equal(y, x[idx.long()])
     assert torch.equal(s, 6.0 + x[idx.long()])
+
+
+def test_numbers_arrays_and_lookalikes_take_the_right_path(tmp_path):
+    from fractions import Fraction
+
+    k = tile.compile(
+        "program s(x: in f32[N], a: in f32, y: out f32[N]) {\n  for i in 0..N {\n    y[i] = x[i] * a\n  }\n}\n"
+    )
+    x = np.arange(4, dtype=np.float32)
+    y = np.empty_like(x)
+    # A Fraction is a real number: the general path converts it.
+    np.testing.assert_array_equal(k(x=x, a=Fraction(1, 2), y=y), x * np.float32(0.5))
+    np.testing.assert_array_equal(k(x=x, a=np.array(3.0, np.float32), y=y), x * 3)
+
+    @tile.jit
+    def scale(v, a):
+        return v * a
+
+    # A memmap (of module numpy, not a scalar) is an array argument.
+    m = np.memmap(tmp_path / "m.bin", dtype=np.float32, mode="w+", shape=(5,))
+    m[:] = np.arange(5, dtype=np.float32)
+    np.testing.assert_array_equal(scale(m, 2.0), np.arange(5, dtype=np.float32) * 2)

@@ -395,10 +395,12 @@ class Function:
     def _alloc(self, like, shapes, dtype):
         return tuple(_alloc(like, s, dtype, zeros=False) for s in shapes)
 
-    def _scalar(self, like, k, value, dtype):
+    def _scalar(self, like, k, value, dtype, stream=None):
         """Argument `k`, a number, as a 0-d array of `dtype` made like the
-        array `like` (on its device): a runtime scalar of the captured
-        program, so a new value needs no new capture."""
+        array `like` (on its device, filled on `stream`, the call's, so the
+        fill is ordered before the kernel and the memory is not reused
+        before it ran): a runtime scalar of the captured program, so a new
+        value needs no new capture."""
         limit = 3.4028234663852886e38 if dtype == "f32" else 1.7976931348623157e308
         try:
             v = float(value)
@@ -408,13 +410,14 @@ class Function:
             shown = repr(value)
             shown = shown if len(shown) <= 40 else shown[:37] + "..."
             raise TileError(f"{self.__name__}: argument {k} ({shown}) is beyond the range of {dtype}")
-        a = _alloc(like, (), dtype, zeros=True)
-        if hasattr(a, "fill_"):
-            a.fill_(v)
-        elif hasattr(a, "fill"):
-            a.fill(v)
-        else:
-            a[()] = v
+        with _on_stream(like, stream):
+            a = _alloc(like, (), dtype, zeros=True)
+            if hasattr(a, "fill_"):
+                a.fill_(v)
+            elif hasattr(a, "fill"):
+                a.fill(v)
+            else:
+                a[()] = v
         return a
 
     def capture(self, *ranks, dtype="f32"):

@@ -122,7 +122,8 @@ pub fn plan_variant(case: &Case, variant: Variant) -> Result<Plan, String> {
 /// Arguments for a case: inputs and `inout` parameters from the benchmark
 /// formula (parameter `p` uses seed `p`; `i32` ones
 /// [`crate::oracle::int_input`]), `out` parameters poisoned (NaN, or
-/// `i32::MIN`) so that an element no kernel writes fails validation.
+/// `i32::MIN`) so that an element the program writes but no kernel did
+/// fails validation.
 pub fn arguments(plan: &Plan, case: &Case) -> Result<(BTreeMap<String, Array>, Sizes), String> {
     let program = &plan.program;
     let (sizes, shapes) = case_shapes(program, case)?;

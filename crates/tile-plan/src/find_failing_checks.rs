@@ -1,5 +1,5 @@
-//! `find_failing_checks`: which kernels hold a check that may fail at run
-//! time whatever the sizes, so that a call pays for writing copies.
+//! `find_failing_checks`: which kernels hold a check that data may make
+//! fail at run time, so that a call pays for writing copies.
 //!
 //! A kernel's bounds and division checks are proved at launch by
 //! [`crate::check_ranges`] from the sizes alone. An index read from memory
@@ -17,10 +17,14 @@ use tile_ir::{BinOp, DType, Expr, Program, Stmt};
 
 /// One `[copies]` note per kernel with a check that may fail on some data,
 /// in kernel order. A kernel is a candidate when an index or an integer
-/// divisor depends on memory (a load, or a binding computed from one);
-/// the range proof then decides, at every size symbol 64, whether the
-/// check is really open (`max(0, min(B - 1, ...))` keeps a bin read from
-/// data inside its box, and pays nothing).
+/// divisor depends on memory (a load, a binding computed from one, a loop
+/// or reduction variable over a range read from memory); the range proof
+/// then decides, at a representative size (every symbol 64), whether some
+/// check of the kernel is open (`max(0, min(B - 1, ...))` keeps a bin read
+/// from data inside its box). The note names the first data-dependent
+/// access or division; the proof is the kernel's as a whole. Checks that
+/// only the sizes can open (an `if`-guarded `x[j - 1]`: the proof ignores
+/// conditions) are not noted; whether a call pays is decided at launch.
 pub fn find_failing_checks(plan: &Plan) -> Vec<String> {
     let program = &plan.program;
     let written: Vec<&str> = program
@@ -79,7 +83,18 @@ impl Walk<'_> {
         }
         let line = s.span().line;
         match s {
-            Stmt::For { body, .. } => body.iter().for_each(|t| self.stmt(t)),
+            Stmt::For { vars, body, .. } => {
+                // A variable whose bounds are read from memory indexes
+                // by data too.
+                for v in vars {
+                    self.expr(&v.lo, line);
+                    self.expr(&v.hi, line);
+                    if self.reads_memory(&v.lo) || self.reads_memory(&v.hi) {
+                        self.tainted.insert(v.name.clone());
+                    }
+                }
+                body.iter().for_each(|t| self.stmt(t))
+            }
             Stmt::Let { name, value, .. } => {
                 self.expr(value, line);
                 let t = self.infer(value);
@@ -142,6 +157,16 @@ impl Walk<'_> {
     }
 
     fn expr(&mut self, e: &Expr, line: u32) {
+        // Reduction variables over a range read from memory.
+        let mut data_ranges = Vec::new();
+        e.walk(&mut |x| {
+            if let Expr::Reduce { var, lo, hi, .. } = x {
+                if self.reads_memory(lo) || self.reads_memory(hi) {
+                    data_ranges.push(var.clone());
+                }
+            }
+        });
+        self.tainted.extend(data_ranges);
         let mut hit: Option<String> = None;
         e.walk(&mut |x| {
             if hit.is_some() {
@@ -202,6 +227,15 @@ mod tests {
             "program b(x: in f32[N], idx: in i32[N], y: out f32[N]) {\n  for i in 0..N {\n    k = idx[i] + 1\n    y[i] = x[k]\n  }\n}",
         );
         assert!(bound.len() == 1 && bound[0].contains("`x[k]`"), "{bound:?}");
+        // A row's length read from memory bounds an inner loop and a
+        // reduction: the variables index by data.
+        let ragged = notes(
+            "program r(x: in f32[M, N], len: in i32[M], y: out f32[M, N], s: out f32[M]) {\n  for i in 0..M {\n    s[i] = sum(k in 0..len[i]: x[i, k])\n    for j in 0..len[i] {\n      y[i, j] = x[i, j]\n    }\n  }\n}",
+        );
+        assert!(
+            ragged.len() == 1 && ragged[0].contains("`x[i, k]`"),
+            "{ragged:?}"
+        );
         // A float division, a division by a size, plain element-wise work:
         // nothing at run time can fail beyond what the launch proves.
         for quiet in [
