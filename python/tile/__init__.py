@@ -262,6 +262,20 @@ class Kernel:
                     f"`{name}` of `{self.name}` is a {role} parameter of rank {rank}: "
                     "a number is accepted only for a scalar input"
                 )
+            if (
+                type(v) in (float, int)
+                and dtype in ("f32", "f64")
+                and (like is None or type(like).__module__ == "numpy")
+            ):
+                # The common case (a Python number, NumPy arrays): one
+                # NumPy scalar array, after the same range check.
+                f = _float_in_range(v, dtype)
+                if f is None:
+                    raise TileError(f"`{name}` is {dtype}: {v!r} is beyond its range")
+                import numpy
+
+                out[name] = numpy.array(f, dtype=_DTYPES[dtype])
+                continue
             is_bool = isinstance(v, (bool, _numpy_bool()))
             if dtype == "bool" and not is_bool:
                 raise TileError(f"`{name}` is bool: pass True or False, not {v!r}")
@@ -292,6 +306,17 @@ class Kernel:
                 a[()] = v
             out[name] = a
         return out
+
+
+def _float_in_range(v, dtype):
+    """`v` as a float when it is within `dtype`'s range (infinities and
+    NaN included), else None."""
+    try:
+        f = float(v)
+    except OverflowError:
+        return None
+    limit = 3.4028234663852886e38 if dtype == "f32" else 1.7976931348623157e308
+    return None if math.isfinite(f) and math.fabs(f) > limit else f
 
 
 #: Whether values of a type are numbers, by type: `numbers.Number` is an
@@ -401,12 +426,8 @@ class Function:
         fill is ordered before the kernel and the memory is not reused
         before it ran): a runtime scalar of the captured program, so a new
         value needs no new capture."""
-        limit = 3.4028234663852886e38 if dtype == "f32" else 1.7976931348623157e308
-        try:
-            v = float(value)
-        except OverflowError:
-            v = None
-        if v is None or (math.isfinite(v) and math.fabs(v) > limit):
+        v = _float_in_range(value, dtype)
+        if v is None:
             shown = repr(value)
             shown = shown if len(shown) <= 40 else shown[:37] + "..."
             raise TileError(f"{self.__name__}: argument {k} ({shown}) is beyond the range of {dtype}")
