@@ -288,24 +288,23 @@ class Kernel:
                     ok = False
                 if not ok:
                     raise TileError(f"`{name}` is i32: {v!r} is not an integer in the i32 range")
-            if dtype in ("f32", "f64"):
-                limit = 3.4028234663852886e38 if dtype == "f32" else 1.7976931348623157e308
-                try:
-                    finite = math.isfinite(float(v))
-                    big = finite and math.fabs(float(v)) > limit
-                except OverflowError:
-                    big = True
-                if big:
-                    raise TileError(f"`{name}` is {dtype}: {v!r} is beyond its range")
-            a = _alloc(like if like is not None else _numpy_like(), (), dtype, zeros=True)
-            if hasattr(a, "fill_"):
-                a.fill_(v)
-            elif hasattr(a, "fill"):
-                a.fill(v)
-            else:
-                a[()] = v
-            out[name] = a
+            if dtype in ("f32", "f64") and _float_in_range(v, dtype) is None:
+                raise TileError(f"`{name}` is {dtype}: {v!r} is beyond its range")
+            out[name] = _filled(like if like is not None else _numpy_like(), dtype, v)
         return out
+
+
+def _filled(like, dtype, v):
+    """A 0-d array of `dtype` holding `v`, made like `like` (on its device,
+    filled on the current stream)."""
+    a = _alloc(like, (), dtype, zeros=True)
+    if hasattr(a, "fill_"):
+        a.fill_(v)
+    elif hasattr(a, "fill"):
+        a.fill(v)
+    else:
+        a[()] = v
+    return a
 
 
 def _float_in_range(v, dtype):
@@ -432,14 +431,7 @@ class Function:
             shown = shown if len(shown) <= 40 else shown[:37] + "..."
             raise TileError(f"{self.__name__}: argument {k} ({shown}) is beyond the range of {dtype}")
         with _on_stream(like, stream):
-            a = _alloc(like, (), dtype, zeros=True)
-            if hasattr(a, "fill_"):
-                a.fill_(v)
-            elif hasattr(a, "fill"):
-                a.fill(v)
-            else:
-                a[()] = v
-        return a
+            return _filled(like, dtype, v)
 
     def capture(self, *ranks, dtype="f32"):
         """The `Kernel` for arguments of these ranks (default: all 2) and
