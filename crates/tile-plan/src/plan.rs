@@ -171,7 +171,13 @@ impl Kernel {
     /// Parameters the kernel touches, in the program's declaration order
     /// (unused inputs never appear).
     pub fn params<'p>(&self, program: &'p Program) -> Vec<&'p tile_ir::Param> {
-        self.params_in(program, &tile_ir::ParamIndex::of(program))
+        // A walk of the parameters: cheaper than building an index for one
+        // kernel (launch paths call this).
+        program
+            .params
+            .iter()
+            .filter(|p| self.stores.contains(&p.name) || self.reads.contains(&p.name))
+            .collect()
     }
 
     /// [`Kernel::params`] through `program`'s index: time in the kernel's
