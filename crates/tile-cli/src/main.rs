@@ -77,6 +77,11 @@ enum Command {
         /// Print the plan as one JSON object.
         #[arg(long)]
         json: bool,
+        /// Also print the kernels as this back end lowers them: the body
+        /// each runs, the loops on vector lanes, how sums are reordered, the
+        /// extra entry points and the rows staged or held.
+        #[arg(long, value_enum)]
+        target: Option<EmitTarget>,
     },
     /// Print the generated source of a program's kernels.
     Emit {
@@ -260,17 +265,31 @@ fn dispatch(cmd: Command) -> Result<(), String> {
             source,
             fusion,
             json,
+            target,
         } => {
             let (file, program) = load::program(&source.file, source.program.as_deref())?;
             let plan = tile_plan::compile(&program, &options(fusion))
                 .map_err(|e| load::located(&file, &e.diagnostics))?;
+            let lowered = target.map(|t| match t {
+                EmitTarget::Cpu => tile_cpu::lower_c(&plan),
+                EmitTarget::Cuda => {
+                    tile_cuda::lower_cuda(&plan, &tile_cuda::CudaOptions::default())
+                }
+            });
             if json {
+                let mut v = plan.to_json();
+                if let Some(l) = &lowered {
+                    v["lowered"] = l.to_json();
+                }
                 println!(
                     "{}",
-                    serde_json::to_string_pretty(&plan.to_json()).map_err(|e| e.to_string())?
+                    serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?
                 );
             } else {
                 print!("{plan}");
+                if let Some(l) = &lowered {
+                    print!("{l}");
+                }
             }
             Ok(())
         }

@@ -37,6 +37,7 @@ use crate::CpuError;
 use std::collections::BTreeSet;
 use tile_emit::{dialect, Printer, Site, VTy};
 use tile_ir::Program;
+use tile_plan::kernel_ir::{Form, LoweredKernel, Reassociation, Target};
 use tile_plan::{Kernel, Mapping, Plan};
 
 /// What emission produced: the source and, per kernel, its failure sites
@@ -97,34 +98,34 @@ fn kernel(
     index: &tile_ir::ParamIndex,
     k: &Kernel,
 ) -> (tile_emit::Printed, Vec<tile_plan::ScratchRow>) {
-    // Row kernels may compute a reduced value once into a scratch row for
-    // a later loop (softmax's exponentials): a rewritten body, and scratch
-    // buffers the printer sees as parameters.
-    // Column kernels read along rows a block of columns at a time where
-    // the body allows it (tile-plan's interchange_columns.rs), and row
-    // kernels' inner loops that read down columns run in blocks
-    // (interchange_row_loops.rs).
-    let (body, scratch, blocks) = match (&k.cached, &k.interchanged) {
-        (Some(c), _) => (c.body.clone(), c.scratch.clone(), false),
-        (None, Some(c)) => (c.body.clone(), c.scratch.clone(), true),
-        (None, None) => (k.body.clone(), vec![], false),
-    };
-    let printed = print_kernel(program, index, k, &body, &scratch, blocks);
-    (printed, scratch)
+    // Every choice is the lowering's: the body (row kernels may compute a
+    // reduced value once into a scratch row, softmax's exponentials; column
+    // kernels and row kernels' inner loops that read down columns may run
+    // in blocks), the loops that run as lanes, the reductions' order.
+    let lowered = tile_plan::lower_kernel(program, index, k, Target::CPU);
+    let printed = print_kernel(program, index, k, &lowered);
+    (printed, lowered.scratch)
 }
 
 fn print_kernel(
     program: &Program,
     index: &tile_ir::ParamIndex,
     k: &Kernel,
-    body: &[tile_ir::Stmt],
-    scratch: &[tile_plan::ScratchRow],
-    blocks: bool,
+    lowered: &LoweredKernel,
 ) -> tile_emit::Printed {
+    let body = &lowered.body[..];
+    let scratch = &lowered.scratch[..];
+    let blocks = lowered.form == Form::Interchanged;
     // A full reduction's parts, built by tile-plan.
     let full = k.full_parts().map(crate::split_full::FullPrint);
     let mut p = Printer::with_index(&dialect::C, program, index);
     p.add_params(tile_plan::scratch_params(program, scratch));
+    p.lane_loops = lowered.lane_loops();
+    p.accumulators = match lowered.reassociation {
+        Reassociation::Vectors { accumulators } => accumulators as usize,
+        Reassociation::InOrder | Reassociation::Threads => 1,
+    };
+    let inner_lanes = lowered.inner == Some(None);
     let over = k.over();
     p.line(format!(
         "/* {}: {}{}; stores {}; reads {} */",
@@ -146,7 +147,9 @@ fn print_kernel(
         Mapping::ColumnReduction if blocks => column_blocks(&mut p, k, body, scratch),
         // Otherwise a column kernel's domain is its one row variable: the
         // element grid's one-variable loop, lanes across columns.
-        Mapping::ElementGrid | Mapping::Split | Mapping::ColumnReduction => element_grid(&mut p, k),
+        Mapping::ElementGrid | Mapping::Split | Mapping::ColumnReduction => {
+            element_grid(&mut p, k, inner_lanes)
+        }
         Mapping::RowReduction => {
             let Some(row) = k.domain.first() else {
                 p.line("return; /* a row kernel without a row variable */");
@@ -168,13 +171,11 @@ fn print_kernel(
                 declare_scratch(&mut p, scratch);
             }
             p.line("const int64_t rs = dl0 + lo, re = dl0 + hi;");
-            p.vector_loops = true;
             p.loop_level(&row.name, "rs", "re", body, false);
         }
         Mapping::Serial => {
             p.line("if (lo >= hi) return;");
-            p.vector_loops = false;
-            p.stmts(&k.body);
+            p.stmts(body);
         }
         Mapping::FullReduction => match &full {
             Some(f) => f.print_chunks(&mut p, params.len()),
@@ -252,13 +253,14 @@ fn column_blocks(
     // are checked once per level.
     p.bind_loop(&b, "cb");
     p.bind_loop(&e, "ce");
-    p.vector_loops = true;
     p.stmts(body);
     p.truncate_scope(depth);
     p.close();
 }
 
-fn element_grid(p: &mut Printer, k: &Kernel) {
+/// An element (or column) kernel's slice; `lanes`: the innermost
+/// variable runs as vector lanes.
+fn element_grid(p: &mut Printer, k: &Kernel, lanes: bool) {
     let n = k.domain.len();
     if n == 0 {
         p.line("if (lo >= hi) return;");
@@ -278,7 +280,7 @@ fn element_grid(p: &mut Printer, k: &Kernel) {
     let inner = &k.domain[last].name;
     if n == 1 {
         p.line("const int64_t js = dl0 + lo, je = dl0 + hi;");
-        p.loop_level(inner, "js", "je", &k.body, true);
+        p.loop_level(inner, "js", "je", &k.body, lanes);
         return;
     }
     // Coordinates of the slice's first element.
@@ -303,7 +305,7 @@ fn element_grid(p: &mut Printer, k: &Kernel) {
     p.line(format!(
         "const int64_t js = dl{last} + c{last}, je = js + seg;"
     ));
-    p.loop_level(inner, "js", "je", &k.body, true);
+    p.loop_level(inner, "js", "je", &k.body, lanes);
     p.truncate_scope(depth);
     p.line("t += seg;");
     p.line(format!("c{last} = 0;"));

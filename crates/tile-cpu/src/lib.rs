@@ -94,6 +94,12 @@ impl CpuOptions {
     }
 }
 
+/// What the C back end prints for `plan`, every choice made: the lowered
+/// kernels (`tile plan --target cpu`).
+pub fn lower_c(plan: &tile_plan::Plan) -> tile_plan::kernel_ir::Lowered {
+    tile_plan::lower_kernels(plan, tile_plan::kernel_ir::Target::CPU)
+}
+
 /// The C source of `plan`'s kernels.
 pub fn emit_c(plan: &tile_plan::Plan, opts: &CpuOptions) -> Result<String, CpuError> {
     let _ = opts;

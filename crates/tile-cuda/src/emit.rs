@@ -29,7 +29,7 @@ use crate::quad_loops::scalar;
 use crate::CudaError;
 use tile_emit::{dialect, Printer, Site, VTy};
 use tile_ir::{Expr, Program, Stmt};
-use tile_plan::affine::Affine;
+use tile_plan::kernel_ir::LoweredKernel;
 use tile_plan::{Kernel, Mapping, Plan};
 
 /// Failure ids: kernel `n`'s sites are numbered from `n * KERNEL_SITES +
@@ -114,9 +114,13 @@ pub(crate) fn emit(plan: &Plan, unroll: Unroll) -> Result<Emitted, CudaError> {
             i32::MAX / KERNEL_SITES - 1
         )));
     }
+    let target = tile_plan::kernel_ir::Target::cuda(unroll.held);
     for (n, k) in plan.kernels.iter().enumerate() {
         let base = n as i32 * KERNEL_SITES;
-        let printed = kernel(program, &index, k, Entry::Plain, base, unroll);
+        // Every choice is the lowering's: the entry points, the rows they
+        // stage or hold, the loops whose quads load before they store.
+        let lowered = tile_plan::lower_kernel(program, &index, k, target);
+        let printed = kernel(program, &index, k, &lowered, Entry::Plain, base, unroll);
         if !printed.errors.is_empty() {
             return Err(CudaError::Unsupported(format!(
                 "kernel {} of `{}`: {}",
@@ -137,14 +141,14 @@ pub(crate) fn emit(plan: &Plan, unroll: Unroll) -> Result<Emitted, CudaError> {
             rows_sites: vec![],
             fin: k.mapping == Mapping::FullReduction,
         };
-        if k.mapping.is_elementwise() {
-            if let Some(plan4) = vec4_plan(program, &index, k) {
-                let printed = kernel(program, &index, k, Entry::Vec4, base, unroll);
+        if let Some((conditions, sites)) = lowered.quads() {
+            {
+                let printed = kernel(program, &index, k, &lowered, Entry::Vec4, base, unroll);
                 if printed.errors.is_empty() {
                     source.push('\n');
                     source.push_str(&printed.code);
-                    info.v4 = Some(plan4.conditions);
-                    info.v4_sites = plan4.sites;
+                    info.v4 = Some(conditions.to_vec());
+                    info.v4_sites = sites.to_vec();
                     // Its ragged tail is printed first, so its checks
                     // number as the plain entry point's; the lanes'
                     // scalar checks (loads that do not move with the
@@ -156,12 +160,13 @@ pub(crate) fn emit(plan: &Plan, unroll: Unroll) -> Result<Emitted, CudaError> {
                 }
             }
         }
-        if k.mapping == Mapping::RowReduction && crate::print_rows::splits(k) {
-            if let Some(plan) = crate::stage_rows::row_plan(program, k) {
+        {
+            if let Some(plan) = lowered.rows() {
                 let printed = kernel(
                     program,
                     &index,
                     k,
+                    &lowered,
                     Entry::Rows,
                     base + ROWS_SITE_BASE,
                     unroll,
@@ -200,6 +205,7 @@ fn kernel(
     program: &Program,
     index: &tile_ir::ParamIndex,
     k: &Kernel,
+    lowered: &LoweredKernel,
     entry: Entry,
     site_base: i32,
     unroll: Unroll,
@@ -207,8 +213,8 @@ fn kernel(
     let v4 = entry == Entry::Vec4;
     // The `_rows` entry point's plan; its scratch rows are parameters of
     // the program the printer sees.
-    let rows = match (entry, k.mapping) {
-        (Entry::Rows, Mapping::RowReduction) => crate::stage_rows::row_plan(program, k),
+    let rows = match entry {
+        Entry::Rows => lowered.rows(),
         _ => None,
     };
     let extended = match &rows {
@@ -252,7 +258,7 @@ fn kernel(
         Mapping::ElementGrid | Mapping::Split if v4 => element_grid_v4(&mut p, k, unroll.quads),
         Mapping::ElementGrid | Mapping::Split => element_grid(&mut p, k),
         Mapping::RowReduction => {
-            crate::print_rows::row_reduction(&mut p, k, rows.as_ref(), &extended, unroll)
+            crate::print_rows::row_reduction(&mut p, k, lowered, rows, &extended, unroll)
         }
         Mapping::ColumnReduction => crate::print_columns::column_reduction(&mut p, k),
         Mapping::FullReduction => match &full {
@@ -261,7 +267,6 @@ fn kernel(
         },
         Mapping::Serial => {
             p.line("if (blockIdx.x != 0 || threadIdx.x != 0) return;");
-            p.vector_loops = false;
             p.stmts(&k.body);
         }
     }
@@ -413,101 +418,6 @@ fn grid_loops(
     p.close();
     p.truncate_scope(depth);
     p.close();
-}
-
-/// The conditions and sites of a kernel's `_v4` entry point.
-struct Vec4Plan {
-    conditions: Vec<(Expr, Option<Expr>)>,
-    sites: Vec<String>,
-}
-
-/// A contiguous access: its buffer and index, the last index minus the
-/// innermost variable (an expression of size symbols).
-fn contiguous(
-    program: &Program,
-    index: &tile_ir::ParamIndex,
-    k: &Kernel,
-    buf: &str,
-    idx: &[Expr],
-) -> Option<Expr> {
-    let jv = &k.domain.last()?.name;
-    let (a, rest) = tile_emit::unit_stride(index.param(program, buf)?, jv, idx)?;
-    let symbols = index.symbols();
-    // Outer indices are printed as affine code over the other domain
-    // variables and sizes (`index_code`): anything else (a load, a
-    // product, a division) keeps the scalar entry point.
-    let outer_ok =
-        |n: &String| *n != *jv && (symbols.contains(n) || k.domain.iter().any(|v| v.name == *n));
-    for e in rest {
-        if !Affine::of(e).is_some_and(|a| a.terms.keys().all(outer_ok)) {
-            return None;
-        }
-    }
-    if a.terms.keys().any(|n| n != jv && !symbols.contains(n)) {
-        return None;
-    }
-    // The last index minus the innermost variable, over size symbols only.
-    let mut c = Expr::Int(a.constant);
-    for (n, k) in a.terms.iter().filter(|(n, _)| *n != jv) {
-        c = Expr::binary(
-            tile_ir::BinOp::Add,
-            c,
-            Expr::binary(tile_ir::BinOp::Mul, Expr::Int(*k), Expr::var(n)),
-        );
-    }
-    Some(c)
-}
-
-fn vec4_plan(program: &Program, index: &tile_ir::ParamIndex, k: &Kernel) -> Option<Vec4Plan> {
-    let jv = k.domain.last()?.name.clone();
-    let mut conditions = Vec::new();
-    let mut sites = Vec::new();
-    let mut stored = Vec::new();
-    let mut loaded = Vec::new();
-    let mut ok = true;
-    for s in &k.body {
-        match s {
-            Stmt::Let { .. } | Stmt::Store { .. } => {}
-            _ => ok = false,
-        }
-        s.walk_exprs(&mut |e| {
-            e.walk(&mut |x| {
-                if let Expr::Load { buf, idx, .. } = x {
-                    let mut free = Vec::new();
-                    x.free_vars(&mut free);
-                    if free.contains(&jv) {
-                        loaded.push((buf.clone(), idx.clone()));
-                    }
-                }
-                if matches!(x, Expr::Reduce { .. }) {
-                    ok = false;
-                }
-            })
-        });
-        if let Stmt::Store { buf, idx, .. } = s {
-            stored.push((buf.clone(), idx.clone()));
-        }
-    }
-    // Four lanes load before they store: tile-plan's batch rule.
-    if !ok || stored.is_empty() || tile_plan::batch_refusal(&k.body).is_some() {
-        return None;
-    }
-    let dom_lo = k.domain.last()?.lo.clone();
-    for (buf, idx) in loaded.iter().chain(&stored) {
-        let c = contiguous(program, index, k, buf, idx)?;
-        let param = index.param(program, buf)?;
-        let last = param.dims.last()?;
-        let first = Expr::binary(
-            tile_ir::BinOp::Sub,
-            Expr::binary(tile_ir::BinOp::Add, dom_lo.clone(), c),
-            last.lo.clone(),
-        );
-        let row = (param.dims.len() > 1)
-            .then(|| Expr::binary(tile_ir::BinOp::Sub, last.hi.clone(), last.lo.clone()));
-        conditions.push((first, row));
-        sites.push(buf.clone());
-    }
-    Some(Vec4Plan { conditions, sites })
 }
 
 /// The `_v4` entry point's loops; `unroll` column quads per thread.

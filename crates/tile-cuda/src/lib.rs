@@ -104,6 +104,15 @@ pub fn emit_cuda(plan: &tile_plan::Plan) -> Result<String, CudaError> {
     emit::emit(plan, emit::Unroll::DEFAULT).map(|e| e.source)
 }
 
+/// What the CUDA back end prints for `plan` under `opts`, every choice
+/// made: the lowered kernels (`tile plan --target cuda`).
+pub fn lower_cuda(plan: &tile_plan::Plan, opts: &CudaOptions) -> tile_plan::kernel_ir::Lowered {
+    tile_plan::lower_kernels(
+        plan,
+        tile_plan::kernel_ir::Target::cuda(opts.unrolls().held),
+    )
+}
+
 /// The CUDA C for `plan` under `opts` (the unroll factors change the
 /// loops printed).
 pub fn emit_cuda_with(plan: &tile_plan::Plan, opts: &CudaOptions) -> Result<String, CudaError> {

@@ -70,7 +70,6 @@ pub(crate) fn column_reduction(p: &mut Printer, k: &Kernel) {
     } else {
         p.line(SERIAL_COLUMN);
         p.open("if (threadIdx.y == 0 && live)");
-        p.vector_loops = false;
         p.stmts(&k.body);
         p.close();
     }

@@ -14,16 +14,23 @@
 
 use crate::emit::Unroll;
 use crate::quad_loops::{self, scalar, sfx, Each, Held, RowLoop};
-use crate::stage_rows::RowPlan;
+use std::collections::BTreeSet;
 use tile_emit::{Printer, VTy};
 use tile_ir::{Expr, LoopVar, Program, ReduceOp, Stmt};
+use tile_plan::kernel_ir::{LoopKey, LoweredKernel, RowEntry};
 use tile_plan::{Kernel, Sharing};
+
+/// No loops (reductions outside row kernels print no statement loops).
+static NO_LOOPS: BTreeSet<LoopKey> = BTreeSet::new();
 
 /// What row statements are printed against.
 struct RowCtx<'a> {
     program: &'a Program,
-    /// The `_rows` plan, if this is the staged entry point.
-    plan: Option<&'a RowPlan>,
+    /// The `_rows` entry point, if this is it.
+    plan: Option<&'a RowEntry>,
+    /// The loops whose quads may load before they store (the lowering's
+    /// [`LoweredKernel::batches`] or [`RowEntry::batches`]).
+    batches: &'a BTreeSet<LoopKey>,
     /// Block reductions printed so far in the row: names accumulators and
     /// picks the shared-memory slot set (alternating).
     red: usize,
@@ -50,7 +57,9 @@ impl RowCtx<'_> {
             lo,
             hi,
             staged: self.plan.map_or(&[], |r| r.staged.as_slice()),
-            short: self.plan.is_some_and(|r| r.short(lo, hi)),
+            short: self
+                .plan
+                .is_some_and(|r| crate::stage_rows::short(r, lo, hi)),
             unroll: self.unroll,
             held: &self.held,
         }
@@ -70,7 +79,8 @@ impl RowCtx<'_> {
 pub(crate) fn row_reduction(
     p: &mut Printer,
     k: &Kernel,
-    plan: Option<&RowPlan>,
+    lowered: &LoweredKernel,
+    plan: Option<&RowEntry>,
     extended: &Program,
     unroll: Unroll,
 ) {
@@ -95,10 +105,11 @@ pub(crate) fn row_reduction(
         let mut ctx = RowCtx {
             program: extended,
             plan,
+            batches: plan.map_or(&lowered.batches, |r| &r.batches),
             red: 0,
             unroll: unroll.rows,
             held: match plan {
-                None => held_rows(extended, k, &row.name, unroll.held),
+                None => held_rows(lowered, &row.name),
                 Some(_) => Vec::new(),
             },
         };
@@ -112,10 +123,10 @@ pub(crate) fn row_reduction(
                 crate::stage_rows::replace_staged_loads(s, &row.name, &plan.staged);
             }
         }
-        let scratch = plan.map_or(&[][..], |pl| &pl.scratch[..]);
+        let fused = plan.map_or(&[][..], |pl| &pl.fused[..]);
         let mut a = 0;
         while a < stmts.len() {
-            if let Some(op) = tile_plan::fill_read_back(&stmts, a, scratch) {
+            if let Some(&(_, op)) = fused.iter().find(|(f, _)| *f == a) {
                 fill_and_reduce(p, &stmts[a], &stmts[a + 1], op, &mut ctx);
                 a += 2;
                 continue;
@@ -134,11 +145,11 @@ pub(crate) fn row_reduction(
         let mut ctx = RowCtx {
             program: extended,
             plan: None,
+            batches: &lowered.batches,
             red: 0,
             unroll: unroll.rows,
             held: Vec::new(),
         };
-        p.vector_loops = false;
         for s in &k.body {
             lockstep_stmt(p, s, &mut ctx);
         }
@@ -147,7 +158,6 @@ pub(crate) fn row_reduction(
     } else {
         p.line(SERIAL_ROW);
         p.open("if (threadIdx.x == 0)");
-        p.vector_loops = false;
         p.stmts(&k.body);
         p.close();
         p.line("__syncthreads();");
@@ -156,32 +166,19 @@ pub(crate) fn row_reduction(
     p.close();
 }
 
-/// The rows a streaming kernel holds in registers: those several of its
-/// statements read ([`crate::stage_rows::reread_rows`]), `quads` quads per
-/// thread in all, shared equally (rows beyond `quads` are not held).
-///
-/// Only in kernels whose results are per-row values (no row-level `for`),
-/// which stream with 128 threads. Measured on an H200 (8 quads per
-/// thread, against none): row_lse 26.75 -> 22.76 us at 4096x4096 and
-/// 7.57 -> 6.98 at 1024x4096; but RMSNorm 38.27 -> 47.48 and LayerNorm
-/// 42.26 -> 47.68 at 4096x4096, whose inner store loops stream with 256
-/// threads, so those keep reading the row again.
-fn held_rows(program: &Program, k: &Kernel, row: &str, quads: u32) -> Vec<Held> {
-    if k.body.iter().any(|s| matches!(s, Stmt::For { .. })) {
-        return Vec::new();
-    }
-    let rows = crate::stage_rows::reread_rows(program, k, &k.body);
-    let n = rows.len().min(quads as usize);
-    rows.into_iter()
-        .take(n)
-        .enumerate()
-        .map(|(i, r)| Held {
-            buf: r.buf,
+/// The rows the lowering holds in registers (streaming kernels whose
+/// results are per-row values: [`LoweredKernel::held`]).
+fn held_rows(lowered: &LoweredKernel, row: &str) -> Vec<Held> {
+    lowered
+        .held
+        .iter()
+        .map(|h| Held {
+            buf: h.row.buf.clone(),
             row: row.to_string(),
-            lo: r.lo,
-            hi: r.hi,
-            name: format!("hq{i}"),
-            quads: quads / n as u32,
+            lo: h.row.lo.clone(),
+            hi: h.row.hi.clone(),
+            name: h.name.clone(),
+            quads: h.quads,
             filled: std::cell::Cell::new(false),
         })
         .collect()
@@ -390,6 +387,7 @@ pub(crate) fn block_reductions(
     let mut ctx = RowCtx {
         program,
         plan: None,
+        batches: &NO_LOOPS,
         red: first,
         unroll,
         held: Vec::new(),
@@ -426,6 +424,7 @@ pub(crate) fn thread_share(
     let ctx = RowCtx {
         program,
         plan: None,
+        batches: &NO_LOOPS,
         red: 0,
         unroll,
         held: Vec::new(),
@@ -502,11 +501,12 @@ fn row_stmt(p: &mut Printer, s: &Stmt, ctx: &mut RowCtx) {
             p.line(format!("const {} {t} = {code}; /* {name} */", scalar(ty)));
             p.bind_value(name, &t, ty);
         }
-        Stmt::For { vars, body, .. } => {
+        Stmt::For { vars, body, span } => {
             let lv = &vars[0];
             let (bl, bh) = loop_bounds(p, &lv.lo, &lv.hi);
             p.begin_checked_level(&lv.name, &bl, &bh, body, &[]);
-            for_body(p, lv, body, &bl, &bh, ctx);
+            let batch = ctx.batches.contains(&LoopKey::new(*span, &lv.name));
+            for_body(p, lv, (body, batch), &bl, &bh, ctx);
         }
         Stmt::Store {
             buf,
@@ -530,10 +530,23 @@ fn row_stmt(p: &mut Printer, s: &Stmt, ctx: &mut RowCtx) {
 }
 
 /// A row-level loop whose bounds are declared and whose checked level has
-/// begun: the loop, the level's end, and a barrier.
-fn for_body(p: &mut Printer, lv: &LoopVar, body: &[Stmt], bl: &str, bh: &str, ctx: &mut RowCtx) {
+/// begun: the loop, the level's end, and a barrier (`batch`: its quads
+/// may load before they store).
+fn for_body(
+    p: &mut Printer,
+    lv: &LoopVar,
+    (body, batch): (&[Stmt], bool),
+    bl: &str,
+    bh: &str,
+    ctx: &mut RowCtx,
+) {
     let rl = ctx.row_loop(&lv.name, bl, bh, &lv.lo, &lv.hi);
-    quad_loops::print_loop(p, &rl, &Each::Stmts { body, acc: None });
+    let each = Each::Stmts {
+        body,
+        acc: None,
+        batch,
+    };
+    quad_loops::print_loop(p, &rl, &each);
     p.end_checked_level();
     p.line("__syncthreads();");
 }
@@ -550,7 +563,8 @@ fn loop_bounds(p: &mut Printer, lo: &Expr, hi: &Expr) -> (String, String) {
 
 /// Prints a scratch row's fill and the reduction reading it back as one
 /// loop, then the binding (the two one by one when the fill's body has no
-/// vector form). `fill` and `bind` are as [`tile_plan::fill_read_back`]
+/// vector form). `fill` and `bind` are a pair the lowering fused
+/// ([`RowEntry::fused`], by [`tile_plan::fill_read_back`])
 /// found them.
 fn fill_and_reduce(p: &mut Printer, fill: &Stmt, bind: &Stmt, op: ReduceOp, ctx: &mut RowCtx) {
     let (Stmt::For { vars, body, .. }, Stmt::Let { name, value, span }) = (fill, bind) else {
@@ -561,11 +575,13 @@ fn fill_and_reduce(p: &mut Printer, fill: &Stmt, bind: &Stmt, op: ReduceOp, ctx:
     };
     let lv = &vars[0];
     p.set_line(fill.span().line);
+    let batch = ctx.batches.contains(&LoopKey::new(fill.span(), &lv.name));
     let (bl, bh) = loop_bounds(p, &lv.lo, &lv.hi);
     p.begin_checked_level(&lv.name, &bl, &bh, body, &[]);
-    if !quad_loops::fusable(p, &ctx.row_loop(&lv.name, &bl, &bh, &lv.lo, &lv.hi), body) {
+    let rl = ctx.row_loop(&lv.name, &bl, &bh, &lv.lo, &lv.hi);
+    if !quad_loops::fusable(p, &rl, body, batch) {
         // The fill as a loop of its own, then the binding.
-        for_body(p, lv, body, &bl, &bh, ctx);
+        for_body(p, lv, (body, batch), &bl, &bh, ctx);
         row_stmt(p, bind, ctx);
         return;
     }
@@ -574,6 +590,7 @@ fn fill_and_reduce(p: &mut Printer, fill: &Stmt, bind: &Stmt, op: ReduceOp, ctx:
     let each = Each::Stmts {
         body,
         acc: Some((&acc, op)),
+        batch,
     };
     let rl = ctx.row_loop(&lv.name, &bl, &bh, &lv.lo, &lv.hi);
     quad_loops::print_loop(p, &rl, &each);

@@ -15,9 +15,10 @@
 //! combines the same elements in the same order in both (their results
 //! agree bit for bit at the same block size).
 
-use crate::stage_rows::{staged_name, StagedRow};
+use crate::stage_rows::staged_name;
 use tile_emit::{Printer, VTy};
 use tile_ir::{Expr, Program, ReduceOp, Stmt};
+use tile_plan::kernel_ir::StagedRow;
 
 /// A loop of the block's threads over `var in lo..hi`, whose bounds the C
 /// code `bl` and `bh` hold.
@@ -89,6 +90,9 @@ pub(crate) enum Each<'a> {
     Stmts {
         body: &'a [Stmt],
         acc: Option<(&'a str, ReduceOp)>,
+        /// The lowering found that the loop's quads may load before they
+        /// store ([`tile_plan::kernel_ir::LoweredKernel::batches`]).
+        batch: bool,
     },
 }
 
@@ -130,7 +134,7 @@ fn load_name(n: usize) -> String {
 fn contiguous(program: &Program, var: &str, bound: &[String], buf: &str, idx: &[Expr]) -> bool {
     let Some((a, rest)) = program
         .param(buf)
-        .and_then(|param| tile_emit::unit_stride(param, var, idx))
+        .and_then(|param| tile_plan::affine::unit_stride(param, var, idx))
     else {
         return false;
     };
@@ -166,14 +170,14 @@ fn replace(e: &mut Expr, loads: &[(String, Vec<Expr>)]) {
 /// The vector form of `each`, when every load in it is contiguous and
 /// checked at the loop's entry and (for statements) the body is bindings
 /// and checked contiguous stores whose quads may load before they store
-/// ([`tile_plan::batch_refusal`]: distinct buffers the body does not read).
+/// (the lowering's batch decision, [`Each::Stmts`]).
 fn vector(p: &Printer, rl: &RowLoop, each: &Each) -> Option<Vector> {
     let mut bound = Vec::new();
     let mut exprs: Vec<&Expr> = Vec::new();
     match each {
         Each::Reduce { body, .. } => exprs.push(body),
-        Each::Stmts { body, .. } => {
-            if tile_plan::batch_refusal(body).is_some() {
+        Each::Stmts { body, batch, .. } => {
+            if !batch {
                 return None;
             }
             for s in body.iter() {
@@ -240,9 +244,13 @@ fn vector(p: &Printer, rl: &RowLoop, each: &Each) -> Option<Vector> {
 
 /// Whether a loop over `rl` with these statements can carry a fused
 /// reduction of its store (call after the loop's checked level began).
-pub(crate) fn fusable(p: &Printer, rl: &RowLoop, body: &[Stmt]) -> bool {
-    matches!(body, [Stmt::Store { .. }])
-        && vector(p, rl, &Each::Stmts { body, acc: None }).is_some()
+pub(crate) fn fusable(p: &Printer, rl: &RowLoop, body: &[Stmt], batch: bool) -> bool {
+    let each = Each::Stmts {
+        body,
+        acc: None,
+        batch,
+    };
+    matches!(body, [Stmt::Store { .. }]) && vector(p, rl, &each).is_some()
 }
 
 const FIELDS: [&str; 4] = ["x", "y", "z", "w"];

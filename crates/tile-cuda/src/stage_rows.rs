@@ -4,7 +4,8 @@
 //! shared memory, so softmax's three passes or LayerNorm's two read the
 //! row from device memory once.
 //!
-//! The rows staged are the `f32` rows of tile-plan's fact
+//! The lowering decides what is staged (tile-plan's `lower_kernels.rs`):
+//! the `f32` rows of tile-plan's fact
 //! [`tile_plan::Kernel::rereads`]: inputs the kernel never writes whose
 //! whole row (`x[i, v]`, `v` over exactly the box's last dimension) at
 //! least two of the row's statements read, so every staged element is in
@@ -14,98 +15,13 @@
 //! the streaming one, bit for bit.
 
 use tile_emit::{Printer, VTy};
-use tile_ir::{DType, Expr, Program, Stmt};
-use tile_plan::Kernel;
-use tile_plan::ScratchRow;
+use tile_ir::{Expr, Program, Stmt};
+use tile_plan::kernel_ir::{RowEntry, StagedRow};
 
-/// A buffer whose rows a kernel stages, and the range of its last box
-/// dimension (the row).
-#[derive(Clone, Debug)]
-pub(crate) struct StagedRow {
-    pub buf: String,
-    pub lo: Expr,
-    pub hi: Expr,
-    /// Source line of the first statement that reads the row (failures of
-    /// the staging copy report it).
-    pub line: u32,
-}
-
-/// What a `_rows` entry point runs: the row body (with values cached in
-/// scratch rows where [`tile_plan::cache_reduced_values`] found some), the staged
-/// input rows and the scratch rows, all in dynamic shared memory.
-pub(crate) struct RowPlan {
-    pub body: Vec<Stmt>,
-    pub staged: Vec<StagedRow>,
-    pub scratch: Vec<ScratchRow>,
-}
-
-impl RowPlan {
-    /// The range of every row in shared memory, staged rows first (the
-    /// runtime sizes the dynamic shared memory from them).
-    pub fn ranges(&self) -> Vec<(Expr, Expr)> {
-        self.staged
-            .iter()
-            .map(|s| (s.lo.clone(), s.hi.clone()))
-            .chain(self.scratch.iter().map(|s| (s.lo.clone(), s.hi.clone())))
-            .collect()
-    }
-
-    /// Whether a loop over `lo..hi` runs over a row in shared memory (so
-    /// its length fits a 32-bit counter).
-    pub fn short(&self, lo: &Expr, hi: &Expr) -> bool {
-        self.ranges().iter().any(|(l, h)| l == lo && h == hi)
-    }
-}
-
-/// The `_rows` entry point of a block-shareable row kernel, or `None` when
-/// it would stage nothing.
-pub(crate) fn row_plan(program: &Program, k: &Kernel) -> Option<RowPlan> {
-    // Shared memory holds f32 scratch rows only.
-    let (body, scratch) = match &k.cached {
-        Some(c) if c.scratch.iter().all(|s| s.dtype == DType::F32) => {
-            (c.body.clone(), c.scratch.clone())
-        }
-        _ => (k.body.clone(), vec![]),
-    };
-    // Only rows several statements read (a row read once is read once
-    // from device memory either way).
-    let staged = reread_rows(program, k, &body);
-    (!staged.is_empty() || !scratch.is_empty()).then_some(RowPlan {
-        body,
-        staged,
-        scratch,
-    })
-}
-
-/// The `f32` rows tile-plan found several of `k`'s statements read
-/// whole ([`Kernel::rereads`]) that `body` (the kernel's body or its
-/// cached one) reads, in the order of the statements that first read
-/// them: the rows a kernel stages, or (streaming) may hold in registers
-/// between its loops ([`crate::quad_loops::Held`]).
-pub(crate) fn reread_rows(program: &Program, k: &Kernel, body: &[Stmt]) -> Vec<StagedRow> {
-    let Some(row) = k.domain.first() else {
-        return Vec::new();
-    };
-    let mut found: Vec<StagedRow> = Vec::new();
-    for s in body {
-        tile_plan::row_level_loads(&mut s.clone(), &row.name, &mut |buf, _, lo, hi| {
-            let f32 = program.param(buf).is_some_and(|p| p.dtype == DType::F32);
-            let fact = k
-                .rereads
-                .iter()
-                .find(|r| r.buf == buf && r.lo == *lo && r.hi == *hi);
-            if let (true, Some(r), false) = (f32, fact, found.iter().any(|f| f.buf == buf)) {
-                found.push(StagedRow {
-                    buf: r.buf.clone(),
-                    lo: r.lo.clone(),
-                    hi: r.hi.clone(),
-                    line: s.span().line,
-                });
-            }
-            None
-        });
-    }
-    found
+/// Whether a loop over `lo..hi` runs over a row in shared memory (so its
+/// length fits a 32-bit counter).
+pub(crate) fn short(entry: &RowEntry, lo: &Expr, hi: &Expr) -> bool {
+    entry.ranges().iter().any(|(l, h)| l == lo && h == hi)
 }
 
 /// The name a staged load of `staged[n]` at variable `v` becomes; bound by
@@ -151,7 +67,7 @@ pub(crate) fn bind_staged(
 /// offset in it (rounded up to four floats, so every row starts on a
 /// 16-byte boundary), and the scratch rows' pointers (parameters of
 /// `extended`).
-pub(crate) fn declare_staging(p: &mut Printer, plan: &RowPlan, extended: &Program) {
+pub(crate) fn declare_staging(p: &mut Printer, plan: &RowEntry, extended: &Program) {
     p.line("extern __shared__ float4 tile_rows4[];");
     p.line("float *const tile_rows = reinterpret_cast<float *>(tile_rows4);");
     let lens: Vec<String> = plan

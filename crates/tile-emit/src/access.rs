@@ -19,7 +19,7 @@
 
 use crate::printer::{Kind, Printer, VTy, Val};
 use std::collections::{BTreeMap, HashSet};
-use tile_ir::{DType, Expr, NodeId, Stmt};
+use tile_ir::{Expr, NodeId, Stmt};
 use tile_plan::affine::Affine;
 
 /// One index dimension of an access, classified against the lanes.
@@ -460,25 +460,6 @@ impl Printer<'_> {
     pub(crate) fn end_level(&mut self) {
         self.prechecked.pop();
     }
-}
-
-/// The shape of a target's 16-byte vector access to `param[idx]` found
-/// before printing (CUDA's `_v4` entry points and quad loops): `param`
-/// (the accessed buffer) is `f32` and `idx`'s last index is affine with coefficient 1 in
-/// `var`. Returns that index's affine form and the outer indices; each
-/// caller adds what must be fixed over its loop. (The printer's own
-/// vector accesses are classified while printing, by `contiguous`.)
-pub fn unit_stride<'i>(
-    param: &tile_ir::Param,
-    var: &str,
-    idx: &'i [Expr],
-) -> Option<(Affine, &'i [Expr])> {
-    if param.dtype != DType::F32 || param.dims.len() != idx.len() {
-        return None;
-    }
-    let (last, rest) = idx.split_last()?;
-    let a = Affine::of(last)?;
-    (a.coeff(var) == 1).then_some((a, rest))
 }
 
 /// The lane-0 index of a contiguous access, if it is one.

@@ -12,9 +12,9 @@
 use crate::printer::{Bind, Kind, Mask, Printer, VTy, Val, VecCtx};
 use tile_ir::{Expr, Func, LoopVar, ReduceOp, Stmt};
 
-/// Vectors per step of a vectorised reduction's first loop, each into its
-/// own accumulator ([`Printer::unrolled_reduction`]).
-const UNROLL: usize = 4;
+/// Vectors per step of an index search's first loop (a `min`/`max` of
+/// indices: the same result in any order).
+const SEARCH_UNROLL: usize = 4;
 
 impl Printer<'_> {
     /// Prints `stmts` in the current mode; their bindings end with them.
@@ -57,12 +57,12 @@ impl Printer<'_> {
             Stmt::If {
                 cond, then, els, ..
             } => self.if_stmt(cond, then, els),
-            Stmt::For { vars, body, .. } => {
+            Stmt::For { vars, body, span } => {
                 if self.vec.is_some() {
                     self.error("a `for` loop inside vectorised code".to_string());
                     return;
                 }
-                self.nest(vars, body);
+                self.nest(vars, body, *span);
             }
         }
     }
@@ -108,9 +108,10 @@ impl Printer<'_> {
         }
     }
 
-    /// A `for` nest in scalar code: outer variables as scalar loops, the
-    /// innermost as a loop level (vectorised where that keeps the meaning).
-    fn nest(&mut self, vars: &[LoopVar], body: &[Stmt]) {
+    /// A `for` nest in scalar code (its keyword at `span`): outer variables
+    /// as scalar loops, the innermost as a loop level (vectorised where the
+    /// lowered kernel says so: [`Printer::lane_loops`]).
+    fn nest(&mut self, vars: &[LoopVar], body: &[Stmt], span: tile_ir::Span) {
         let Some((lv, rest)) = vars.split_first() else {
             self.stmts(body);
             return;
@@ -127,9 +128,8 @@ impl Printer<'_> {
             t = self.d.int
         ));
         if rest.is_empty() {
-            // Lane independence is tile-plan's rule (`Kernel::lanes` records its
-            // verdict for the plan's own loops).
-            let vectorize = self.vector_loops && tile_plan::lanes_independent(lv, body);
+            let key = tile_plan::kernel_ir::LoopKey::new(span, &lv.name);
+            let vectorize = self.lane_loops.contains(&key);
             self.loop_level(&lv.name, &blo, &bhi, body, vectorize);
         } else {
             let cv = Printer::var_name(&lv.name);
@@ -139,7 +139,7 @@ impl Printer<'_> {
             ));
             let depth = self.scope_len();
             self.bind_loop(&lv.name, &cv);
-            self.nest(rest, body);
+            self.nest(rest, body, span);
             self.truncate_scope(depth);
             self.close();
         }
@@ -295,8 +295,8 @@ impl Printer<'_> {
         .code
     }
 
-    /// The first part of a vectorised reduction's range, [`UNROLL`] vectors
-    /// per step into as many accumulators: independent chains, so the loop
+    /// The first part of a vectorised reduction's range,
+    /// [`Printer::accumulators`] vectors per step into as many accumulators: independent chains, so the loop
     /// runs at the machine's throughput rather than one operation's
     /// latency. The accumulators fold into `vacc` in a fixed order (the
     /// result never depends on timing); the one-vector loop and the
@@ -317,13 +317,14 @@ impl Printer<'_> {
         let splat = self.helper(format!("tile_splat_{}", Printer::suffix(at, true, 0)));
         let init = self.acc_init(op, at);
         let mut accs = vec![vacc.to_string()];
-        for _ in 1..UNROLL {
+        for _ in 1..self.accumulators {
             let a = self.tmp("acc");
             self.line(format!("{avt} {a} = {splat}({init});"));
             accs.push(a);
         }
         self.open(format!(
-            "for (; {cv} + {UNROLL} * {l} <= {bhi}; {cv} += {UNROLL} * {l})"
+            "for (; {cv} + {u} * {l} <= {bhi}; {cv} += {u} * {l})",
+            u = self.accumulators
         ));
         for (k, a) in accs.iter().enumerate() {
             let base = if k == 0 {
@@ -398,7 +399,9 @@ impl Printer<'_> {
             let splat = self.helper(format!("tile_splat_{}", Printer::suffix(at, true, 0)));
             self.line(format!("{avt} {vacc} = {splat}({init});"));
             self.line(format!("{int} {cv} = {blo};"));
-            self.unrolled_reduction(op, var, body, t, (&cv, bhi.as_str()), &vacc);
+            if self.accumulators > 1 {
+                self.unrolled_reduction(op, var, body, t, (&cv, bhi.as_str()), &vacc);
+            }
             self.open(format!("for (; {cv} + {l} <= {bhi}; {cv} += {l})"));
             self.enter_vector(var, &cv);
             let b = self.expr(body, Some(t));
@@ -470,7 +473,7 @@ impl Printer<'_> {
     }
 
     /// The vector part of an index search ([`Printer::index_search`]):
-    /// per step of [`UNROLL`] vectors (then of one), the condition's masks;
+    /// per step of [`SEARCH_UNROLL`] vectors (then of one), the condition's masks;
     /// where any lane holds, the first (`min`) or last (`max`) such index
     /// becomes `acc`, with no per-lane index arithmetic (64-bit lanes are
     /// twice the native width for `f32`, and slow). `other` is evaluated
@@ -507,7 +510,7 @@ impl Printer<'_> {
         self.line(format!("{kv} = {};", k.code));
         self.truncate_scope(depth);
         self.close();
-        for step in [UNROLL, 1] {
+        for step in [SEARCH_UNROLL, 1] {
             self.open(format!(
                 "for (; {cv} + {step} * {l} <= {bhi}; {cv} += {step} * {l})"
             ));

@@ -40,6 +40,5 @@ mod lower_expr;
 mod printer;
 mod split_full;
 
-pub use access::unit_stride;
 pub use dialect::{Dialect, VectorSpelling};
 pub use printer::{Printed, Printer, Site, VTy};

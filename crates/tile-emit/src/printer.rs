@@ -182,9 +182,14 @@ pub struct Printer<'a> {
     /// loop level, by node identity (used for lookups only).
     pub(crate) prechecked: Vec<HashSet<u64>>,
     pub(crate) line_no: u32,
-    /// Whether `for` loops of the body may run on vectors (row kernels);
-    /// serial kernels keep program order and say no.
-    pub vector_loops: bool,
+    /// The `for` loops of the body that run as vector lanes: the lowered
+    /// kernel's decision ([`tile_plan::kernel_ir::LoweredKernel::loops`]);
+    /// every other loop runs one iteration at a time.
+    pub lane_loops: BTreeSet<tile_plan::kernel_ir::LoopKey>,
+    /// Vector accumulators of a uniform reduction's first loop (the
+    /// lowered kernel's [`tile_plan::kernel_ir::Reassociation`]; below 2,
+    /// one vector loop).
+    pub accumulators: usize,
     /// Lane width in bytes of masks loaded from `bool` buffers.
     pub(crate) mw_default: u8,
     errors: Vec<String>,
@@ -222,7 +227,8 @@ impl<'a> Printer<'a> {
             site_ids: HashMap::new(),
             prechecked: Vec::new(),
             line_no: 0,
-            vector_loops: false,
+            lane_loops: BTreeSet::new(),
+            accumulators: 1,
             mw_default,
             errors: Vec::new(),
         }

@@ -50,7 +50,7 @@ impl Printer<'_> {
             DType::F64 => self.bind_value(&name, comb, crate::VTy::F64),
             _ => self.bind_value(&name, &format!("(({}){comb})", self.d.f32), crate::VTy::F32),
         }
-        self.vector_loops = false;
+        self.lane_loops.clear();
         self.stmts(&f.finish);
         self.truncate_scope(depth);
     }

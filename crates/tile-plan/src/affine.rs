@@ -105,6 +105,24 @@ impl fmt::Display for Affine {
     }
 }
 
+/// Whether `buf[idx]` may be read or written four elements at a time
+/// with 16-byte accesses when `var` moves by four: `param` (the accessed
+/// buffer) is `f32` and `idx`'s last index is affine with coefficient 1 in
+/// `var`. Returns that index's affine form and the outer indices; each
+/// caller adds what must be fixed over its loop.
+pub fn unit_stride<'i>(
+    param: &tile_ir::Param,
+    var: &str,
+    idx: &'i [Expr],
+) -> Option<(Affine, &'i [Expr])> {
+    if param.dtype != tile_ir::DType::F32 || param.dims.len() != idx.len() {
+        return None;
+    }
+    let (last, rest) = idx.split_last()?;
+    let a = Affine::of(last)?;
+    (a.coeff(var) == 1).then_some((a, rest))
+}
+
 /// True when the integer map `vars -> (rows...)` given by `rows` (one affine
 /// form per buffer dimension) is injective over the integers: its
 /// coefficient matrix restricted to `vars` has full column rank. Terms in

@@ -37,6 +37,8 @@ mod find_unused_inputs;
 mod fold_constants;
 mod interchange_columns;
 mod interchange_row_loops;
+pub mod kernel_ir;
+mod lower_kernels;
 pub mod orient_rows;
 mod plan;
 mod plan_groups;
@@ -64,6 +66,7 @@ pub use interchange_columns::{
     column_block_names, interchange_columns, Interchanged, COLUMN_BLOCK,
 };
 pub use interchange_row_loops::interchange_row_loops;
+pub use lower_kernels::{lower_kernel, lower_kernels, reread_rows};
 pub use plan::{Fallback, Kernel, Mapping, Plan, Rule};
 pub use plan_groups::plan_groups;
 pub use remove_dead_code::remove_dead_code;

@@ -1,0 +1,449 @@
+//! The lowered kernels: for one target, what each kernel of a plan runs,
+//! with every choice the back end used to make itself written down
+//! ([`crate::lower_kernels`] builds them; `tile plan --target` prints them).
+//!
+//! A [`crate::Plan`] holds facts (which loops may run as lanes, which rows
+//! are reread, which bodies may be cached or interchanged) beside
+//! alternative bodies. A [`Lowered`] kernel holds decisions: the one body
+//! each entry point runs, the loops that run as vector lanes, how
+//! reductions are reassociated, the extra entry points (16-byte accesses,
+//! rows staged in shared memory) and the rows held in registers. Back ends
+//! print what it says and call no legality rule themselves.
+
+use crate::{Mapping, ScratchRow};
+use serde_json::{json, Value};
+use std::collections::BTreeSet;
+use std::fmt;
+use tile_ir::{Expr, ReduceOp, Span, Stmt};
+
+/// What a target offers the lowering.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Target {
+    /// `cpu` or `cuda`.
+    pub name: &'static str,
+    /// Vector registers: innermost loops whose iterations are independent
+    /// run as vector lanes, and uniform reductions run on vectors.
+    pub vectors: bool,
+    /// Vector accumulators of a uniform reduction's first loop
+    /// (independent chains; see [`Reassociation`]).
+    pub accumulators: u32,
+    /// 16-byte loads and stores of four `f32` (CUDA's `_v4` element entry
+    /// points and the quad loops of row kernels).
+    pub wide_access: bool,
+    /// Memory a block's threads share, where rows that several statements
+    /// read are staged (CUDA's `_rows` entry points).
+    pub shared_rows: bool,
+    /// Quads per thread a streaming row kernel may hold in registers
+    /// between loops that read the same row (0: none).
+    pub held_quads: u32,
+}
+
+impl Target {
+    /// The C target: vector extensions, four accumulators per vectorised
+    /// reduction.
+    pub const CPU: Target = Target {
+        name: "cpu",
+        vectors: true,
+        accumulators: 4,
+        wide_access: false,
+        shared_rows: false,
+        held_quads: 0,
+    };
+
+    /// The CUDA target, holding `held_quads` quads of reread rows per
+    /// thread in streaming row kernels.
+    pub fn cuda(held_quads: u32) -> Target {
+        Target {
+            name: "cuda",
+            vectors: false,
+            accumulators: 1,
+            wide_access: true,
+            shared_rows: true,
+            held_quads,
+        }
+    }
+}
+
+/// The identity of a `for` statement within a kernel's body: the `for`
+/// keyword's place and its innermost variable (what the printers look a
+/// loop's decision up by).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct LoopKey {
+    /// Line of the `for` keyword.
+    pub line: u32,
+    /// Column of the `for` keyword.
+    pub col: u32,
+    /// The loop's innermost variable.
+    pub var: String,
+}
+
+impl LoopKey {
+    /// The key of a `for` at `span` whose innermost variable is `var`.
+    pub fn new(span: Span, var: &str) -> LoopKey {
+        LoopKey {
+            line: span.line,
+            col: span.col,
+            var: var.to_string(),
+        }
+    }
+}
+
+/// How one `for` of a lowered body runs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoopRun {
+    /// The loop.
+    pub key: LoopKey,
+    /// `None`: its iterations run as vector lanes (the last ones, fewer
+    /// than a vector, one at a time); otherwise why they run one at a
+    /// time.
+    pub scalar: Option<String>,
+}
+
+/// How a target reorders the terms of a uniform reduction (one whose
+/// bounds and body do not vary across the lanes of the code around it).
+/// Reductions whose body varies across lanes run each lane's terms in
+/// order; integer reductions and `max`/`min` give the same result in any
+/// order; a float sum's rounding depends on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reassociation {
+    /// Terms combined one by one in index order.
+    InOrder,
+    /// `accumulators` vectors of `lanes` terms per step, each into its
+    /// own accumulator (accumulator `a`, lane `l` takes the terms
+    /// `lo + s*accumulators*lanes + a*lanes + l`); the accumulators folded
+    /// as a tree (`(a0 + a1) + (a2 + a3)`), then one vector per step into
+    /// the first, its lanes combined, then the remaining terms in order.
+    /// (`lanes` is the target's vector width for the reduction's type.)
+    Vectors {
+        /// Accumulators of the first loop.
+        accumulators: u32,
+    },
+    /// Split over a block's threads: each thread combines its share in
+    /// order, then the threads' results combine in a fixed order (rows:
+    /// warp shuffles at distances 16, 8, 4, 2, 1, then the warps in warp
+    /// order; columns: the slices in slice order; full reductions: the
+    /// chunks in chunk order), the same bits on every thread and every run.
+    Threads,
+}
+
+/// A condition of a `_v4` entry point: an access's first element's offset
+/// within its buffer's last dimension, and that dimension's length (`None`
+/// for a one-dimensional buffer); both must be multiples of four.
+pub type QuadCondition = (Expr, Option<Expr>);
+
+/// An entry point a kernel has beside its general one.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Entry {
+    /// `_v4`: four elements of the innermost domain variable per thread,
+    /// with 16-byte loads and stores, used where every condition holds at
+    /// the call's sizes.
+    Quads {
+        /// Per contiguous access (loads first, then stores): the offset of
+        /// its first element within the buffer's last dimension, and that
+        /// dimension's length (`None` for a one-dimensional buffer); the
+        /// entry point runs where every offset and length is a multiple of
+        /// four.
+        conditions: Vec<QuadCondition>,
+        /// The buffer of each condition (what a failure names).
+        sites: Vec<String>,
+    },
+    /// `_rows`: a row kernel with input rows that several statements read
+    /// (and the body's scratch rows) in shared memory.
+    Rows(RowEntry),
+}
+
+/// The `_rows` entry point of a row kernel.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RowEntry {
+    /// Its body (the cached body where scratch rows are `f32`).
+    pub body: Vec<Stmt>,
+    /// Input rows copied into shared memory once per row, in the order of
+    /// the statements that first read them.
+    pub staged: Vec<StagedRow>,
+    /// Scratch rows, in shared memory after the staged ones.
+    pub scratch: Vec<ScratchRow>,
+    /// Statement indices `a` of `body` where the scratch row filled by
+    /// statement `a` and the reduction bound by `a + 1` run as one loop
+    /// ([`crate::fill_read_back`]), with the reduction's operator.
+    pub fused: Vec<(usize, ReduceOp)>,
+    /// As [`LoweredKernel::batches`], for this body.
+    pub batches: BTreeSet<LoopKey>,
+}
+
+impl RowEntry {
+    /// The range of every row in shared memory, staged rows first (the
+    /// runtime sizes the dynamic shared memory from them).
+    pub fn ranges(&self) -> Vec<(Expr, Expr)> {
+        self.staged
+            .iter()
+            .map(|s| (s.lo.clone(), s.hi.clone()))
+            .chain(self.scratch.iter().map(|s| (s.lo.clone(), s.hi.clone())))
+            .collect()
+    }
+}
+
+/// A buffer whose rows a kernel stages (or holds), and the range of its
+/// last dimension (the row).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StagedRow {
+    /// The input.
+    pub buf: String,
+    /// First index of the row.
+    pub lo: Expr,
+    /// One past its last index.
+    pub hi: Expr,
+    /// Source line of the first statement that reads the row (failures of
+    /// the staging copy report it).
+    pub line: u32,
+}
+
+/// A row a streaming row kernel keeps in registers between the loops that
+/// read it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HeldRow {
+    /// The row.
+    pub row: StagedRow,
+    /// The register array's name (`hq0`, ...).
+    pub name: String,
+    /// Quads of it each thread keeps.
+    pub quads: u32,
+}
+
+/// One kernel of a plan, lowered for a target.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoweredKernel {
+    /// The plan's kernel name.
+    pub name: String,
+    /// Its mapping.
+    pub mapping: Mapping,
+    /// Which of the plan's bodies the general entry point runs.
+    pub form: Form,
+    /// That body.
+    pub body: Vec<Stmt>,
+    /// Scratch rows the body writes and reads (per thread or task).
+    pub scratch: Vec<ScratchRow>,
+    /// Element and column kernels: whether the innermost domain variable
+    /// runs as vector lanes (`None`) or one element at a time (why).
+    pub inner: Option<Option<String>>,
+    /// Every `for` of the body that may run as vector lanes, and why each
+    /// other one does not (targets with vectors; in body order).
+    pub loops: Vec<LoopRun>,
+    /// How uniform reductions are reassociated.
+    pub reassociation: Reassociation,
+    /// Quad loops' batch rule: the loops of the body (and of the `_rows`
+    /// entry point's) whose quads of iterations may load before they store
+    /// ([`crate::batch_refusal`]; targets with 16-byte accesses).
+    pub batches: BTreeSet<LoopKey>,
+    /// Entry points beside the general one.
+    pub entries: Vec<Entry>,
+    /// Rows held in registers (streaming row kernels).
+    pub held: Vec<HeldRow>,
+}
+
+impl LoweredKernel {
+    /// The set of loops that run as vector lanes.
+    pub fn lane_loops(&self) -> BTreeSet<LoopKey> {
+        self.loops
+            .iter()
+            .filter(|l| l.scalar.is_none())
+            .map(|l| l.key.clone())
+            .collect()
+    }
+
+    /// The `_v4` entry point, if the kernel has one.
+    pub fn quads(&self) -> Option<(&[QuadCondition], &[String])> {
+        self.entries.iter().find_map(|e| match e {
+            Entry::Quads { conditions, sites } => Some((&conditions[..], &sites[..])),
+            Entry::Rows(_) => None,
+        })
+    }
+
+    /// The `_rows` entry point, if the kernel has one.
+    pub fn rows(&self) -> Option<&RowEntry> {
+        self.entries.iter().find_map(|e| match e {
+            Entry::Rows(r) => Some(r),
+            Entry::Quads { .. } => None,
+        })
+    }
+}
+
+/// Which body a kernel runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Form {
+    /// The plan's body.
+    Plain,
+    /// The body with reduced values computed once into scratch rows
+    /// ([`crate::Kernel::cached`]).
+    Cached,
+    /// The body run a block of columns or iterations at a time
+    /// ([`crate::Kernel::interchanged`]).
+    Interchanged,
+}
+
+impl Form {
+    fn name(self) -> &'static str {
+        match self {
+            Form::Plain => "the plan's body",
+            Form::Cached => "the cached body (reduced values computed once into scratch rows)",
+            Form::Interchanged => "the interchanged body (blocks of columns or iterations)",
+        }
+    }
+}
+
+/// A plan lowered for one target.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Lowered {
+    /// The target.
+    pub target: Target,
+    /// One per plan kernel, in launch order.
+    pub kernels: Vec<LoweredKernel>,
+}
+
+impl Lowered {
+    /// The lowered kernels as JSON (`tile plan --target T --json`, key
+    /// `lowered`).
+    pub fn to_json(&self) -> Value {
+        let kernels: Vec<Value> = self
+            .kernels
+            .iter()
+            .map(|k| {
+                json!({
+                    "name": k.name,
+                    "body": match k.form {
+                        Form::Plain => "plain",
+                        Form::Cached => "cached",
+                        Form::Interchanged => "interchanged",
+                    },
+                    "inner_lanes": k.inner.as_ref().map(|i| json!({"lanes": i.is_none(), "why": i})),
+                    "loops": k.loops.iter().map(|l| json!({
+                        "var": l.key.var,
+                        "line": l.key.line,
+                        "lanes": l.scalar.is_none(),
+                        "why": l.scalar,
+                    })).collect::<Vec<_>>(),
+                    "sums": match k.reassociation {
+                        Reassociation::InOrder => json!("in_order"),
+                        Reassociation::Vectors { accumulators } => json!({"vectors": accumulators}),
+                        Reassociation::Threads => json!("threads"),
+                    },
+                    "quad_loops": k.batches.iter().map(|b| json!({"var": b.var, "line": b.line})).collect::<Vec<_>>(),
+                    "entries": k.entries.iter().map(|e| match e {
+                        Entry::Quads { sites, .. } => json!({"entry": "v4", "accesses": sites}),
+                        Entry::Rows(r) => json!({
+                            "entry": "rows",
+                            "staged": r.staged.iter().map(|s| s.buf.clone()).collect::<Vec<_>>(),
+                            "scratch": r.scratch.iter().map(|s| s.name.clone()).collect::<Vec<_>>(),
+                            "fused": r.fused.iter().map(|(a, _)| a + 1).collect::<Vec<_>>(),
+                        }),
+                    }).collect::<Vec<_>>(),
+                    "held": k.held.iter().map(|h| json!({
+                        "buf": h.row.buf,
+                        "range": format!("{}..{}", h.row.lo, h.row.hi),
+                        "quads": h.quads,
+                    })).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        json!({"target": self.target.name, "kernels": kernels})
+    }
+}
+
+impl fmt::Display for Lowered {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "lowered for {}:", self.target.name)?;
+        for k in &self.kernels {
+            writeln!(f, "  {} {}", k.name, k.mapping.name())?;
+            writeln!(f, "     body:   {}", k.form.name())?;
+            match &k.inner {
+                Some(None) => writeln!(f, "     inner:  vector lanes")?,
+                Some(Some(why)) => writeln!(f, "     inner:  one element at a time ({why})")?,
+                None => {}
+            }
+            for l in &k.loops {
+                let run = match &l.scalar {
+                    None => "vector lanes".to_string(),
+                    Some(why) => format!("one iteration at a time ({why})"),
+                };
+                writeln!(
+                    f,
+                    "     loop:   {} at line {}: {run}",
+                    l.key.var, l.key.line
+                )?;
+            }
+            for b in &k.batches {
+                writeln!(
+                    f,
+                    "     quads:  {} at line {}: four iterations may load before they store",
+                    b.var, b.line
+                )?;
+            }
+            let reduces = k.body.iter().any(|s| {
+                let mut found = false;
+                s.walk_exprs(&mut |e| found |= e.has_reduction());
+                found
+            });
+            match k.reassociation {
+                _ if !reduces => {}
+                Reassociation::InOrder => writeln!(f, "     sums:   each in order")?,
+                Reassociation::Vectors { accumulators } => writeln!(
+                    f,
+                    "     sums:   uniform reductions on vectors, {accumulators} accumulators folded as a tree, then lanes, then the tail in order"
+                )?,
+                Reassociation::Threads => writeln!(
+                    f,
+                    "     sums:   split over the block's threads, each in order, then the threads in a fixed order"
+                )?,
+            }
+            for e in &k.entries {
+                match e {
+                    Entry::Quads { sites, .. } => writeln!(
+                        f,
+                        "     entry:  _v4, four elements per thread with 16-byte accesses to {} where aligned",
+                        sites.join(", ")
+                    )?,
+                    Entry::Rows(r) => {
+                        let staged: Vec<&str> = r.staged.iter().map(|s| s.buf.as_str()).collect();
+                        let scratch: Vec<&str> = r.scratch.iter().map(|s| s.name.as_str()).collect();
+                        writeln!(
+                            f,
+                            "     entry:  _rows, rows in shared memory: staged {}; scratch {}",
+                            list(&staged),
+                            list(&scratch)
+                        )?;
+                        for b in &r.batches {
+                            writeln!(
+                                f,
+                                "     quads:  (_rows) {} at line {}: four iterations may load before they store",
+                                b.var, b.line
+                            )?;
+                        }
+                        for (a, op) in &r.fused {
+                            writeln!(
+                                f,
+                                "     fused:  (_rows) the fill of statement {} and the {} reading it back run as one loop",
+                                a + 1,
+                                op.name()
+                            )?;
+                        }
+                    }
+                }
+            }
+            for h in &k.held {
+                writeln!(
+                    f,
+                    "     holds:  {} over {}..{} in registers ({} quads per thread)",
+                    h.row.buf, h.row.lo, h.row.hi, h.quads
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn list(v: &[&str]) -> String {
+    if v.is_empty() {
+        "none".to_string()
+    } else {
+        v.join(", ")
+    }
+}

@@ -1,0 +1,231 @@
+//! The lowering ([`tile_plan::lower_kernels`]): every choice a back end
+//! prints is made here, from the plan's facts, and the back ends call no
+//! legality rule themselves.
+
+use std::path::Path;
+use tile_plan::kernel_ir::{Entry, Form, Lowered, Reassociation, Target};
+use tile_plan::{compile, lower_kernels, Options};
+
+fn lower(text: &str, target: Target) -> Lowered {
+    let program = tile_ir::parse_program(text).unwrap();
+    let plan = compile(&program, &Options { fusion: true }).unwrap();
+    lower_kernels(&plan, target)
+}
+
+const SOFTMAX: &str = "program softmax(x: in f32[M, N], y: out f32[M, N]) {
+  for i in 0..M {
+    m = max(j in 0..N: x[i, j])
+    z = sum(j in 0..N: exp(x[i, j] - m))
+    for j in 0..N {
+      y[i, j] = exp(x[i, j] - m) / z
+    }
+  }
+}";
+
+#[test]
+fn softmax_caches_on_the_cpu_and_stages_on_cuda() {
+    let cpu = lower(SOFTMAX, Target::CPU);
+    let k = &cpu.kernels[0];
+    assert_eq!(k.form, Form::Cached);
+    assert_eq!(k.scratch.len(), 1);
+    assert!(k.loops.iter().all(|l| l.scalar.is_none()), "{:?}", k.loops);
+    assert_eq!(k.reassociation, Reassociation::Vectors { accumulators: 4 });
+    assert!(k.entries.is_empty() && k.held.is_empty());
+
+    let cuda = lower(SOFTMAX, Target::cuda(8));
+    let k = &cuda.kernels[0];
+    // The general entry point streams the plan's body; `_rows` stages
+    // `x` and fuses the exponentials' fill with the sum reading them.
+    assert_eq!(k.form, Form::Plain);
+    assert!(k.loops.is_empty());
+    assert_eq!(k.reassociation, Reassociation::Threads);
+    let rows = k.rows().expect("a _rows entry point");
+    assert_eq!(rows.staged.len(), 1);
+    assert_eq!(rows.staged[0].buf, "x");
+    assert_eq!(rows.scratch.len(), 1);
+    assert_eq!(rows.fused.len(), 1);
+    assert_eq!(rows.fused[0].1, tile_ir::ReduceOp::Sum);
+    // A row-level store loop: no rows are held in registers.
+    assert!(k.held.is_empty());
+}
+
+#[test]
+fn element_kernels_get_sixteen_byte_entry_points_where_accesses_allow() {
+    let pair = "program pair(x: in f32[M, N], v: out f32[M, N], g: out f32[M, N]) {
+  for i in 0..M, j in 0..N {
+    s = sigmoid(x[i, j])
+    v[i, j] = s
+    g[i, j] = s * (1.0 - s)
+  }
+}";
+    let cuda = lower(pair, Target::cuda(8));
+    let (conditions, sites) = cuda.kernels[0].quads().expect("a _v4 entry point");
+    assert_eq!(sites, ["x", "v", "g"]);
+    assert_eq!(conditions.len(), 3);
+    let cpu = lower(pair, Target::CPU);
+    assert_eq!(cpu.kernels[0].inner, Some(None));
+    assert!(cpu.kernels[0].entries.is_empty());
+
+    // A transposed read is not contiguous: no `_v4`.
+    let transposed = "program t(x: in f32[N, M], y: out f32[M, N]) {
+  for i in 0..M, j in 0..N {
+    y[i, j] = x[j, i]
+  }
+}";
+    assert!(lower(transposed, Target::cuda(8)).kernels[0]
+        .quads()
+        .is_none());
+    // An `f64` buffer is not four to 16 bytes: no `_v4`.
+    let wide = "program w(x: in f64[N], y: out f64[N]) {
+  for j in 0..N {
+    y[j] = x[j] * 2.0
+  }
+}";
+    assert!(lower(wide, Target::cuda(8)).kernels[0].quads().is_none());
+}
+
+#[test]
+fn a_loop_whose_iterations_meet_runs_in_order_and_says_why() {
+    let text = "program shift(x: in f32[M, N], y: out f32[M, N + 1], s: out f32[M]) {
+  for i in 0..M {
+    s[i] = sum(j in 0..N: x[i, j])
+    for j in 0..N {
+      y[i, j] = x[i, j]
+      y[i, j + 1] = x[i, j] * 2.0
+    }
+  }
+}";
+    let cpu = lower(text, Target::CPU);
+    let k = &cpu.kernels[0];
+    let run = k
+        .loops
+        .iter()
+        .find(|l| l.key.var == "j")
+        .expect("the j loop");
+    assert!(run.scalar.is_some(), "{run:?}");
+    assert!(k.lane_loops().is_empty());
+    let shown = cpu.to_string();
+    assert!(
+        shown.contains("loop:   j at line 4: one iteration at a time ("),
+        "{shown}"
+    );
+}
+
+#[test]
+fn streaming_rows_hold_what_several_statements_reread() {
+    let text = "program lse(x: in f32[M, N], y: out f32[M]) {
+  for i in 0..M {
+    m = max(j in 0..N: x[i, j])
+    y[i] = m + log(sum(j in 0..N: exp(x[i, j] - m)))
+  }
+}";
+    let k = lower(text, Target::cuda(8)).kernels.remove(0);
+    assert_eq!(k.held.len(), 1);
+    assert_eq!(k.held[0].row.buf, "x");
+    assert_eq!(k.held[0].quads, 8);
+    // Holding off (`TILE_CUDA_HOLD=0`) holds nothing.
+    assert!(lower(text, Target::cuda(0)).kernels[0].held.is_empty());
+}
+
+#[test]
+fn lowering_is_deterministic_and_prints_as_json() {
+    for target in [Target::CPU, Target::cuda(8)] {
+        let a = lower(SOFTMAX, target);
+        let b = lower(SOFTMAX, target);
+        assert_eq!(a, b);
+        assert_eq!(a.to_string(), b.to_string());
+        let json = a.to_json();
+        assert_eq!(json["target"], target.name);
+        assert_eq!(json["kernels"][0]["name"], "k0");
+    }
+    let cuda = lower(SOFTMAX, Target::cuda(8)).to_json();
+    assert_eq!(cuda["kernels"][0]["entries"][0]["entry"], "rows");
+    assert_eq!(cuda["kernels"][0]["entries"][0]["fused"][0], 2);
+}
+
+#[test]
+fn every_entry_kind_is_reached_by_the_fixtures() {
+    // The fixtures exercise each decision, so the snapshot tests (which pin
+    // every fixture's C and CUDA) pin the back ends' reading of it.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/programs");
+    let (mut quads, mut rows, mut held, mut scalar, mut interchanged) = (0, 0, 0, 0, 0);
+    for path in tile_ir::fixture::tile_files(&[root]) {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let Ok(programs) = tile_ir::parse_file(&text) else {
+            continue;
+        };
+        for program in programs {
+            let Ok(plan) = compile(&program, &Options { fusion: true }) else {
+                continue;
+            };
+            for k in lower_kernels(&plan, Target::cuda(8)).kernels {
+                quads += k
+                    .entries
+                    .iter()
+                    .filter(|e| matches!(e, Entry::Quads { .. }))
+                    .count();
+                rows += usize::from(k.rows().is_some());
+                held += k.held.len();
+            }
+            for k in lower_kernels(&plan, Target::CPU).kernels {
+                scalar += k.loops.iter().filter(|l| l.scalar.is_some()).count();
+                interchanged += usize::from(k.form == Form::Interchanged);
+            }
+        }
+    }
+    assert!(
+        quads > 0 && rows > 0 && held > 0 && scalar > 0 && interchanged > 0,
+        "quads {quads}, rows {rows}, held {held}, scalar loops {scalar}, interchanged {interchanged}"
+    );
+}
+
+/// Functions that decide legality or pick among the plan's bodies: only
+/// tile-plan may call them.
+const RULES: [&str; 9] = [
+    "lanes_independent",
+    "lane_refusal",
+    "batch_refusal",
+    "fill_read_back",
+    "find_element_hazards",
+    "find_row_hazards",
+    "find_split_hazards",
+    "find_nest_dependency",
+    "reread_rows",
+];
+
+#[test]
+fn back_ends_call_no_legality_rule() {
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut found = Vec::new();
+    for krate in ["tile-emit", "tile-cpu", "tile-cuda"] {
+        let dir = crates.join(krate).join("src");
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        files.sort();
+        assert!(!files.is_empty(), "{}", dir.display());
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            for (n, line) in text.lines().enumerate() {
+                let code = line.split("//").next().unwrap_or("");
+                for rule in RULES {
+                    if code.contains(rule) {
+                        found.push(format!("{}:{}: {rule}", f.display(), n + 1));
+                    }
+                }
+                // The plan's alternative bodies are the lowering's to pick.
+                for field in [".cached", ".interchanged"] {
+                    if code.contains(field) {
+                        found.push(format!("{}:{}: {field}", f.display(), n + 1));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "back ends deciding:\n{}",
+        found.join("\n")
+    );
+}
