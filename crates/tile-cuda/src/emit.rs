@@ -2,7 +2,7 @@
 //! kernel skeletons for each mapping.
 //!
 //! Every kernel takes one by-value parameter block, mirrored by
-//! `launch::TileArgs`:
+//! `launch.rs`'s `TileArgs`:
 //!
 //! ```c
 //! struct TileArgs { long long lo, hi; long long S[16]; void *A[32]; int *err; };
@@ -29,7 +29,7 @@ use crate::quad_loops::scalar;
 use crate::CudaError;
 use tile_emit::{dialect, Printer, Site, VTy};
 use tile_ir::{Expr, Program, Stmt};
-use tile_plan::kernel_ir::LoweredKernel;
+use tile_plan::kernel_ir::{LoweredKernel, QuadCondition, RowEntry};
 use tile_plan::{Kernel, Mapping, Plan};
 
 /// Failure ids: kernel `n`'s sites are numbered from `n * KERNEL_SITES +
@@ -47,22 +47,22 @@ pub(crate) const ROWS_SITE_BASE: i32 = 200_000;
 pub(crate) struct KernelInfo {
     pub name: String,
     pub sites: Vec<Site>,
-    /// Present when a `_v4` entry point exists: per vectorised access, the
-    /// offset of the access's first element from the buffer's row start
-    /// (must be a multiple of 4) and the row length (likewise).
-    pub v4: Option<Vec<(Expr, Option<Expr>)>>,
+    /// Present when a `_v4` entry point exists: its alignment conditions
+    /// ([`tile_plan::kernel_ir::quads_aligned`] decides at launch sizes).
+    pub v4: Option<Vec<QuadCondition>>,
     pub v4_sites: Vec<String>,
-    /// Present when a `_rows` entry point exists: the range of each staged
-    /// row (the runtime sizes the dynamic shared memory from them).
-    pub rows: Option<Vec<(Expr, Expr)>>,
-    /// Whether the `_rows` entry point caches values in scratch rows
-    /// (computes something once that the streaming kernel computes twice).
-    pub rows_cache: bool,
+    /// Present when a `_rows` entry point exists: the lowering's entry
+    /// (its rows size the dynamic shared memory; [`RowEntry::stages`]
+    /// decides at launch sizes whether it runs).
+    pub rows: Option<RowEntry>,
     /// Failure sites of the `_rows` entry point.
     pub rows_sites: Vec<Site>,
     /// Whether a `_fin` entry point follows (a full reduction's second
     /// stage; its sites are the plain entry point's).
     pub fin: bool,
+    /// [`LoweredKernel::check_then_wait`]: refused at sizes where a check
+    /// may fail.
+    pub check_then_wait: bool,
 }
 
 /// The whole CUDA file for a plan.
@@ -88,8 +88,8 @@ impl Unroll {
     /// What `tile emit` prints and `tile bench` runs.
     pub(crate) const DEFAULT: Unroll = Unroll {
         quads: 1,
-        rows: crate::launch::DEFAULT_ROW_UNROLL,
-        held: crate::launch::DEFAULT_ROW_HOLD,
+        rows: crate::options::DEFAULT_ROW_UNROLL,
+        held: crate::options::DEFAULT_ROW_HOLD,
     };
 }
 
@@ -137,9 +137,9 @@ pub(crate) fn emit(plan: &Plan, unroll: Unroll) -> Result<Emitted, CudaError> {
             v4: None,
             v4_sites: vec![],
             rows: None,
-            rows_cache: false,
             rows_sites: vec![],
             fin: k.mapping == Mapping::FullReduction,
+            check_then_wait: lowered.check_then_wait,
         };
         if let Some((conditions, sites)) = lowered.quads() {
             {
@@ -174,8 +174,7 @@ pub(crate) fn emit(plan: &Plan, unroll: Unroll) -> Result<Emitted, CudaError> {
                 if printed.errors.is_empty() {
                     source.push('\n');
                     source.push_str(&printed.code);
-                    info.rows = Some(plan.ranges());
-                    info.rows_cache = !plan.scratch.is_empty();
+                    info.rows = Some(plan.clone());
                     info.rows_sites = printed.sites;
                 }
             }

@@ -18,21 +18,26 @@
 //! ```
 #![deny(missing_docs)]
 
+mod compile;
+mod configure;
 pub mod driver;
 mod emit;
 mod launch;
 pub mod nvrtc;
+mod options;
 mod prelude;
 mod print_columns;
 mod print_full;
 mod print_rows;
 mod quad_loops;
+mod read_failure;
 pub mod runtime;
 mod stage_rows;
 
-pub use launch::{
-    compile, Bound, CudaModule, CudaOptions, RowStaging, DEFAULT_ROW_HOLD, DEFAULT_ROW_UNROLL,
-    STAGE_ROWS_LONGER_THAN,
+pub use compile::{compile, CudaModule};
+pub use launch::Bound;
+pub use options::{
+    CudaOptions, RowStaging, DEFAULT_ROW_HOLD, DEFAULT_ROW_UNROLL, STAGE_ROWS_LONGER_THAN,
 };
 pub use prelude::PRELUDE;
 pub use print_rows::{LOCKSTEP_ROW, SERIAL_ROW};

@@ -134,19 +134,3 @@ pub(crate) fn print_staging(p: &mut Printer, staged: &[StagedRow], rv: &str) {
     }
     p.line("tile_cp_wait();");
 }
-
-/// Bytes of dynamic shared memory a launch needs for rows over `ranges`
-/// at these sizes, and the longest row's length; `None` when a length
-/// cannot be evaluated.
-pub(crate) fn staging_bytes(ranges: &[(Expr, Expr)], sizes: &tile_ir::Sizes) -> Option<(u64, u64)> {
-    let mut total: u64 = 0;
-    let mut longest: u64 = 0;
-    for (lo, hi) in ranges {
-        let lo = tile_ir::args::eval_int(lo, sizes)?;
-        let hi = tile_ir::args::eval_int(hi, sizes)?;
-        let len = hi.checked_sub(lo)?.max(0) as u64;
-        longest = longest.max(len);
-        total = total.checked_add(len.div_ceil(4) * 16)?;
-    }
-    Some((total, longest))
-}

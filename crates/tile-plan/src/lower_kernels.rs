@@ -103,6 +103,15 @@ pub fn lower_kernel(
     } else {
         Vec::new()
     };
+    // Threads that check different ranges before a barrier: the column
+    // slices of a shared column, the threads of a full reduction's chunk
+    // whose rows each run on one thread.
+    let check_then_wait = target.barriers
+        && match k.mapping {
+            Mapping::ColumnReduction => k.sharing == Some(Sharing::Split),
+            Mapping::FullReduction => k.full_parts().is_some_and(|f| f.deep),
+            _ => false,
+        };
     LoweredKernel {
         name: k.name.clone(),
         mapping: k.mapping,
@@ -115,6 +124,7 @@ pub fn lower_kernel(
         batches,
         entries,
         held,
+        check_then_wait,
     }
 }
 

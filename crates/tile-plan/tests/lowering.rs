@@ -3,7 +3,9 @@
 //! legality rule themselves.
 
 use std::path::Path;
-use tile_plan::kernel_ir::{Entry, Form, Lowered, Reassociation, Target};
+use tile_plan::kernel_ir::{
+    quads_aligned, Entry, Form, Lowered, Reassociation, RowStaging, Target,
+};
 use tile_plan::{compile, lower_kernels, Options};
 
 fn lower(text: &str, target: Target) -> Lowered {
@@ -141,6 +143,88 @@ fn lowering_is_deterministic_and_prints_as_json() {
     let cuda = lower(SOFTMAX, Target::cuda(8)).to_json();
     assert_eq!(cuda["kernels"][0]["entries"][0]["entry"], "rows");
     assert_eq!(cuda["kernels"][0]["entries"][0]["fused"][0], 2);
+}
+
+fn sizes(pairs: &[(&str, i64)]) -> tile_ir::Sizes {
+    pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+}
+
+#[test]
+fn the_runtime_picks_entry_points_by_the_lowerings_rules() {
+    // `_v4` where every quad starts on a 16-byte boundary.
+    let pair = "program pair(x: in f32[M, N], v: out f32[M, N]) {
+  for i in 0..M, j in 0..N {
+    v[i, j] = sigmoid(x[i, j])
+  }
+}";
+    let cuda = lower(pair, Target::cuda(8));
+    let (conditions, _) = cuda.kernels[0].quads().unwrap();
+    assert!(quads_aligned(conditions, &sizes(&[("M", 3), ("N", 8)])));
+    assert!(!quads_aligned(conditions, &sizes(&[("M", 3), ("N", 6)])));
+    assert!(quads_aligned(conditions, &sizes(&[("M", 1), ("N", 4)])));
+
+    // `_rows`: softmax caches its exponentials in a scratch row, so it is
+    // staged at any length; a row that is only reread streams up to
+    // 8192 elements.
+    let softmax = lower(SOFTMAX, Target::cuda(8));
+    let rows = softmax.kernels[0].rows().unwrap();
+    assert!(rows.stages(RowStaging::Auto, 5));
+    assert!(!rows.stages(RowStaging::Never, 50_000));
+    // `x`'s row and the scratch row, each 5 elements in two quads.
+    assert_eq!(
+        rows.staging_bytes(&sizes(&[("M", 3), ("N", 5)])),
+        Some((64, 5))
+    );
+    let rms = "program rms(x: in f32[M, N], w: in f32[N], y: out f32[M, N]) {
+  for i in 0..M {
+    r = 1.0 / sqrt(sum(j in 0..N: x[i, j] * x[i, j]) + 0.00001)
+    for j in 0..N {
+      y[i, j] = x[i, j] * r * w[j]
+    }
+  }
+}";
+    let lowered = lower(rms, Target::cuda(8));
+    let rows = lowered.kernels[0].rows().expect("x is read twice");
+    assert!(rows.scratch.is_empty());
+    assert!(!rows.stages(RowStaging::Auto, 4096));
+    assert!(rows.stages(RowStaging::Auto, 8193));
+    assert!(rows.stages(RowStaging::Always, 4));
+}
+
+#[test]
+fn threads_that_check_then_wait_are_recorded_for_the_refusal() {
+    let columns = "program cs(x: in f32[M, N], y: out f32[N]) {
+  for j in 0..N {
+    y[j] = sum(i in 0..M: x[i, j])
+  }
+}";
+    let deep = "program d(x: in f32[N, N, N], y: out f32) {
+  y = sum(i in 0..N: sum(j in 0..N: sum(k in 0..N: x[i, j, k])))
+}";
+    let flat = "program f(x: in f32[N], y: out f32) {
+  y = sum(i in 0..N: x[i])
+}";
+    for (text, waits) in [
+        (columns, true),
+        (deep, true),
+        (flat, false),
+        (SOFTMAX, false),
+    ] {
+        let cuda = lower(text, Target::cuda(8));
+        assert_eq!(
+            cuda.kernels.iter().any(|k| k.check_then_wait),
+            waits,
+            "{text}\n{cuda}"
+        );
+        // The CPU has no barriers.
+        assert!(lower(text, Target::CPU)
+            .kernels
+            .iter()
+            .all(|k| !k.check_then_wait));
+    }
+    assert!(lower(columns, Target::cuda(8))
+        .to_string()
+        .contains("waits:  threads check different ranges"));
 }
 
 #[test]

@@ -1,0 +1,102 @@
+//! The CUDA back end's options: launch shapes, the entry points it may
+//! use, unroll factors, and the environment variables that set them.
+
+use crate::emit;
+pub use tile_plan::kernel_ir::{RowStaging, STAGE_ROWS_LONGER_THAN};
+
+/// Options of the CUDA back end.
+#[derive(Clone, Debug)]
+pub struct CudaOptions {
+    /// Reuse compiled modules of the same source in this process
+    /// (`TILE_CACHE=0` disables).
+    pub cache: bool,
+    /// Threads per block of element-grid and row kernels.
+    pub block: u32,
+    /// Allow the 16-byte (`_v4`) entry points (`TILE_CUDA_V4=0` disables).
+    pub vec4: bool,
+    /// Column quads per thread in the 16-byte entry points
+    /// (`TILE_CUDA_UNROLL`, default 1): an experiment, not yet the default.
+    pub unroll: u32,
+    /// When row kernels stage rows in shared memory (`_rows` entry points;
+    /// `TILE_CUDA_ROWS`: `0` never, `1` whenever the rows fit).
+    pub stage_rows: RowStaging,
+    /// Threads per block of row kernels (`TILE_CUDA_ROW_BLOCK`); `None`
+    /// picks per launch: 256 for streaming rows (128 when a row's results
+    /// are per-row values only, no inner store loop); for staged rows one
+    /// thread per 32 elements of the longest row (one per 4 when there are
+    /// fewer rows than multiprocessors), from 256 up to 1024. Launches
+    /// round it into 32..=1024 and down to whole warps.
+    pub row_block: Option<u32>,
+    /// Quads each thread loads before computing any in row loops that read
+    /// device memory as 16-byte vectors (`TILE_CUDA_ROW_UNROLL`, default
+    /// [`DEFAULT_ROW_UNROLL`]; 1 to 8).
+    pub row_unroll: u32,
+    /// Quads per thread a streaming row kernel holds in registers between
+    /// loops that read the same row (`TILE_CUDA_HOLD`, default
+    /// [`DEFAULT_ROW_HOLD`]; 0 to 16, 0: none).
+    pub row_hold: u32,
+    /// Threads per column of column kernels whose columns the block shares
+    /// (`TILE_CUDA_COL_SLICES`); `None` picks per launch: one per 8
+    /// elements of a column, a power of two from 1 to 32. Launches round it
+    /// down to a power of two in 1..=32.
+    pub col_slices: Option<u32>,
+}
+
+/// Quads per thread in flight in row loops over device memory (measured
+/// on an H200 at 4096x4096, 128 threads a row, one/two/four quads per
+/// step: row_lse 27.4/26.7/26.0 us, row_norm 19.6/18.8/18.8; at 256
+/// threads RMSNorm 39.2/38.3/37.6, LayerNorm 42.2/42.3/43.2; whole-array
+/// sums print one, see print_full.rs).
+pub const DEFAULT_ROW_UNROLL: u32 = 2;
+
+/// Quads per thread held in registers between a row's loops.
+pub const DEFAULT_ROW_HOLD: u32 = 8;
+
+impl Default for CudaOptions {
+    fn default() -> Self {
+        CudaOptions {
+            cache: std::env::var("TILE_CACHE").map_or(true, |v| v != "0"),
+            block: 256,
+            vec4: std::env::var("TILE_CUDA_V4").map_or(true, |v| v != "0"),
+            unroll: std::env::var("TILE_CUDA_UNROLL")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(1)
+                .clamp(1, 8),
+            stage_rows: match std::env::var("TILE_CUDA_ROWS").as_deref() {
+                Ok("0") => RowStaging::Never,
+                Ok("1") => RowStaging::Always,
+                _ => RowStaging::Auto,
+            },
+            row_unroll: std::env::var("TILE_CUDA_ROW_UNROLL")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(DEFAULT_ROW_UNROLL)
+                .clamp(1, 8),
+            row_hold: std::env::var("TILE_CUDA_HOLD")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(DEFAULT_ROW_HOLD)
+                .min(16),
+            row_block: std::env::var("TILE_CUDA_ROW_BLOCK")
+                .ok()
+                .and_then(|v| v.parse::<u32>().ok())
+                .filter(|b| *b > 0),
+            col_slices: std::env::var("TILE_CUDA_COL_SLICES")
+                .ok()
+                .and_then(|v| v.parse::<u32>().ok())
+                .filter(|b| *b > 0),
+        }
+    }
+}
+
+impl CudaOptions {
+    /// The options that change the printed source.
+    pub(crate) fn unrolls(&self) -> emit::Unroll {
+        emit::Unroll {
+            quads: self.unroll,
+            rows: self.row_unroll,
+            held: self.row_hold,
+        }
+    }
+}
