@@ -6,12 +6,22 @@
 //! threads ([`crate::lane_refusal`]: the loops the CPU vectorises, in any
 //! kernel, and those a block splits, [`crate::Sharing::Split`]), so no
 //! iteration of such a loop may depend on another.
+//!
+//! `execute_lowered` does the same for what a target runs
+//! ([`crate::kernel_ir::Lowered`]): each kernel's lowered body (cached,
+//! interchanged a block of columns at a time, or a `_rows` entry point's),
+//! with the loops the lowering runs as vector lanes, and the loops a block
+//! splits over its threads, walked backwards in shuffled runs. The lowering
+//! decides; this only runs its decisions, so a lowering that made a wrong
+//! one shows up as a difference from sequential order.
 
 use std::collections::BTreeMap;
 use tile_ir::interp::{Env, Machine, RunError, Value};
 use tile_ir::{Array, Span};
 
+use crate::kernel_ir::{Form, LoopKey, Lowered};
 use crate::{Kernel, Mapping, Plan, ScratchRow, Sharing};
+use std::collections::BTreeSet;
 use tile_ir::{BinOp, DType, Expr, LoopVar, Program, Stmt};
 
 /// The order in which work items of parallel kernels run.
@@ -38,9 +48,95 @@ pub fn execute_plan(
     let program = &plan.program;
     let sizes = tile_ir::args::bind_arrays(program, arrays, explicit)?;
     for (n, k) in plan.kernels.iter().enumerate() {
-        run_kernel(program, k, n, &sizes, order, arrays)?;
+        let (body, scratch) = match &k.cached {
+            Some(c) => (&c.body, &c.scratch[..]),
+            None => (&k.body, &[][..]),
+        };
+        let work = Work {
+            body,
+            scratch,
+            reverse: Reverse::Rule {
+                split: k.sharing == Some(Sharing::Split),
+            },
+            blocks: false,
+        };
+        run_kernel(program, k, n, &work, &sizes, order, arrays)?;
     }
     Ok(())
+}
+
+/// Which entry point's body [`execute_lowered`] runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryPoint {
+    /// Every kernel's general entry point (the `_v4` entry point runs the
+    /// same statements four elements at a time).
+    General,
+    /// The `_rows` entry point where a kernel has one, else the general.
+    Rows,
+}
+
+/// Runs every kernel of `plan` as `lowered` (`plan` lowered for one
+/// target) says it runs: its entry point's body, its scratch rows (in
+/// `f64`, as [`execute_plan`]'s), a column kernel's interchanged body a
+/// block of columns at a time (blocks of 1 to 5 columns in shuffled runs,
+/// of [`crate::COLUMN_BLOCK`] in order), and in shuffled runs the loops the
+/// lowering runs as vector lanes ([`crate::kernel_ir::LoweredKernel::lane_loops`])
+/// and, on a target whose blocks share a row, the row's top-level loops,
+/// walked backwards. An interchanged body rounds each column's sum to the
+/// column's type before the statements that read it, so its results may
+/// differ from sequential order in the last bits; every other lowered body
+/// gives the sequential result bit for bit.
+pub fn execute_lowered(
+    plan: &Plan,
+    lowered: &Lowered,
+    entry: EntryPoint,
+    arrays: &mut BTreeMap<String, Array>,
+    explicit: &tile_ir::Sizes,
+    order: Order,
+) -> Result<(), RunError> {
+    let program = &plan.program;
+    let sizes = tile_ir::args::bind_arrays(program, arrays, explicit)?;
+    for (n, (k, lk)) in plan.kernels.iter().zip(&lowered.kernels).enumerate() {
+        let (body, scratch) = match (entry, lk.rows()) {
+            (EntryPoint::Rows, Some(r)) => (&r.body, &r.scratch[..]),
+            _ => (&lk.body, &lk.scratch[..]),
+        };
+        let work = Work {
+            body,
+            scratch,
+            reverse: Reverse::Keys {
+                lanes: lk.lane_loops(),
+                split: lowered.target.barriers && k.sharing == Some(Sharing::Split),
+            },
+            blocks: lk.form == Form::Interchanged && k.mapping == Mapping::ColumnReduction,
+        };
+        run_kernel(program, k, n, &work, &sizes, order, arrays)?;
+    }
+    Ok(())
+}
+
+/// What one kernel runs.
+struct Work<'a> {
+    body: &'a [Stmt],
+    scratch: &'a [ScratchRow],
+    /// The loops a shuffled run walks backwards.
+    reverse: Reverse,
+    /// A column kernel's interchanged body: its work items are blocks of
+    /// columns, bound to [`crate::column_block_names`].
+    blocks: bool,
+}
+
+/// Which innermost loops a shuffled run walks backwards.
+enum Reverse {
+    /// Those [`crate::lanes_independent`] allows (the plan's facts); with
+    /// `split`, every top-level single-variable loop too.
+    Rule { split: bool },
+    /// Those whose [`LoopKey`] is in `lanes` (the lowering's decisions);
+    /// with `split`, every top-level single-variable loop too.
+    Keys {
+        lanes: BTreeSet<LoopKey>,
+        split: bool,
+    },
 }
 
 /// Runs kernel `k` (number `n` in the plan) over `arrays`.
@@ -48,23 +144,23 @@ fn run_kernel(
     program: &Program,
     k: &Kernel,
     n: usize,
+    work: &Work,
     sizes: &tile_ir::Sizes,
     order: Order,
     arrays: &mut BTreeMap<String, Array>,
 ) -> Result<(), RunError> {
-    let (extended, body, scratch) = match &k.cached {
-        Some(c) => {
-            let rows: Vec<ScratchRow> = c
-                .scratch
-                .iter()
-                .map(|r| ScratchRow {
-                    dtype: DType::F64,
-                    ..r.clone()
-                })
-                .collect();
-            (crate::with_scratch(program, &rows), &c.body, rows)
-        }
-        None => (std::borrow::Cow::Borrowed(program), &k.body, vec![]),
+    let scratch: Vec<ScratchRow> = work
+        .scratch
+        .iter()
+        .map(|r| ScratchRow {
+            dtype: DType::F64,
+            ..r.clone()
+        })
+        .collect();
+    let extended = if scratch.is_empty() {
+        std::borrow::Cow::Borrowed(program)
+    } else {
+        crate::with_scratch(program, &scratch)
     };
     let mut held = std::mem::take(arrays);
     for r in &scratch {
@@ -86,7 +182,7 @@ fn run_kernel(
     }
     let result = match Machine::new(&extended, sizes.clone(), held) {
         Ok(mut m) => {
-            let r = run_items(&mut m, k, n, body, sizes, order);
+            let r = run_items(&mut m, k, n, work, sizes, order);
             held = m.arrays;
             r
         }
@@ -101,27 +197,43 @@ fn run_kernel(
     result
 }
 
-/// Runs `body`, kernel `k`'s work item, at every point of its domain in
-/// `order` (a full reduction or serial kernel once).
+/// Runs `work`'s body, kernel `k`'s work item, at every point of its
+/// domain in `order` (a full reduction or serial kernel once).
 fn run_items(
     m: &mut Machine,
     k: &Kernel,
     n: usize,
-    body: &[Stmt],
+    work: &Work,
     sizes: &tile_ir::Sizes,
     order: Order,
 ) -> Result<(), RunError> {
     let mut env = Env::new(sizes);
     let body = if matches!(order, Order::Shuffled(_)) {
-        let split = k.sharing == Some(Sharing::Split);
-        std::borrow::Cow::Owned(reversed_lane_loops(body, split, &mut 0))
+        let reversed = match &work.reverse {
+            Reverse::Rule { split } => reversed_lane_loops(
+                work.body,
+                *split,
+                &|last, inner, _| crate::lanes_independent(last, inner),
+                &mut 0,
+            ),
+            Reverse::Keys { lanes, split } => reversed_lane_loops(
+                work.body,
+                *split,
+                &|last, _, span| lanes.contains(&LoopKey::new(span, &last.name)),
+                &mut 0,
+            ),
+        };
+        std::borrow::Cow::Owned(reversed)
     } else {
-        std::borrow::Cow::Borrowed(body)
+        std::borrow::Cow::Borrowed(work.body)
     };
     // A full reduction's work items are chunks of one statement: run it
     // once.
     if matches!(k.mapping, Mapping::Serial | Mapping::FullReduction) {
         return m.exec(&body, &mut env);
+    }
+    if work.blocks {
+        return run_column_blocks(m, k, n, &body, &mut env, order);
     }
     // The domain's points, in order or shuffled; sequential runs never
     // materialise them.
@@ -179,6 +291,57 @@ fn run_items(
     Ok(())
 }
 
+/// Runs an interchanged column kernel's body once per block of columns
+/// (the block's first column and one past its last bound to
+/// [`crate::column_block_names`]): blocks of [`crate::COLUMN_BLOCK`]
+/// columns in order, or of 1 to 5 columns in a shuffled order.
+fn run_column_blocks(
+    m: &mut Machine,
+    k: &Kernel,
+    n: usize,
+    body: &[Stmt],
+    env: &mut Env,
+    order: Order,
+) -> Result<(), RunError> {
+    let Some(col) = k.domain.first() else {
+        return m.exec(body, env);
+    };
+    let lo = m.int(&col.lo, env, Span::default())?;
+    let hi = m.int(&col.hi, env, Span::default())?.max(lo);
+    let mut blocks = Vec::new();
+    let mut first = lo;
+    let mut step = 0u64;
+    while first < hi {
+        let len = match order {
+            Order::Sequential => crate::COLUMN_BLOCK,
+            Order::Shuffled(seed) => {
+                step += 1;
+                1 + ((seed ^ step.wrapping_mul(0x9E37_79B9_7F4A_7C15)) % 5) as i64
+            }
+        };
+        let end = hi.min(first.saturating_add(len));
+        blocks.push((first, end));
+        first = end;
+    }
+    if let Order::Shuffled(seed) = order {
+        let mut idx: Vec<i64> = (0..blocks.len() as i64).collect();
+        shuffle(
+            &mut idx,
+            seed ^ (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        );
+        blocks = idx.into_iter().map(|i| blocks[i as usize]).collect();
+    }
+    let (cb, ce) = crate::column_block_names();
+    for (first, end) in blocks {
+        let depth = env.len();
+        env.push(&cb, Value::I(first));
+        env.push(&ce, Value::I(end));
+        m.exec(body, env)?;
+        env.truncate(depth);
+    }
+    Ok(())
+}
+
 /// Fisher-Yates with a small xorshift generator (deterministic per seed).
 fn shuffle(v: &mut [i64], seed: u64) {
     let mut s = seed | 1;
@@ -191,7 +354,7 @@ fn shuffle(v: &mut [i64], seed: u64) {
 }
 
 /// `body` with the last variable of each innermost loop whose iterations
-/// may run as lanes ([`crate::lane_refusal`]) walked backwards, at any
+/// may run as lanes (`pick`) walked backwards, at any
 /// depth: `for j in lo..hi { S }` becomes `__revlo0 = lo; __revhi0 = hi;
 /// for __rev0 in __revlo0..__revhi0 { j = __revlo0 + __revhi0 - 1 -
 /// __rev0; S }` (the bounds evaluated once, as the loop does), and `for i
@@ -199,8 +362,15 @@ fn shuffle(v: &mut [i64], seed: u64) {
 /// `split` (a row or column the block splits) every top-level
 /// single-variable loop is walked backwards too, whatever the rule says:
 /// [`crate::find_row_forms`] splits only rows whose loops are such loops,
-/// and a test that forces a split shows it matters. `n` numbers the names.
-fn reversed_lane_loops(body: &[Stmt], split: bool, n: &mut usize) -> Vec<Stmt> {
+/// and a test that forces a split shows it matters. `pick` says which
+/// other loops may run backwards (given the loop's last variable, its
+/// body and its place). `n` numbers the names.
+fn reversed_lane_loops(
+    body: &[Stmt],
+    split: bool,
+    pick: &dyn Fn(&LoopVar, &[Stmt], Span) -> bool,
+    n: &mut usize,
+) -> Vec<Stmt> {
     let mut out = Vec::new();
     for s in body {
         match s {
@@ -214,7 +384,7 @@ fn reversed_lane_loops(body: &[Stmt], split: bool, n: &mut usize) -> Vec<Stmt> {
                     continue;
                 };
                 let forced = split && vars.len() == 1;
-                if forced || crate::lanes_independent(last, inner) {
+                if forced || pick(last, inner, *span) {
                     let reversed = reversed_loop(last, inner, *span, n);
                     if outer.is_empty() {
                         out.extend(reversed);
@@ -228,7 +398,7 @@ fn reversed_lane_loops(body: &[Stmt], split: bool, n: &mut usize) -> Vec<Stmt> {
                 } else {
                     out.push(Stmt::For {
                         vars: vars.clone(),
-                        body: reversed_lane_loops(inner, false, n),
+                        body: reversed_lane_loops(inner, false, pick, n),
                         span: *span,
                     });
                 }
@@ -240,8 +410,8 @@ fn reversed_lane_loops(body: &[Stmt], split: bool, n: &mut usize) -> Vec<Stmt> {
                 span,
             } => out.push(Stmt::If {
                 cond: cond.clone(),
-                then: reversed_lane_loops(then, false, n),
-                els: reversed_lane_loops(els, false, n),
+                then: reversed_lane_loops(then, false, pick, n),
+                els: reversed_lane_loops(els, false, pick, n),
                 span: *span,
             }),
             s => out.push(s.clone()),

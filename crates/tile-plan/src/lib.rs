@@ -51,7 +51,7 @@ pub use cache_reduced_values::{
     with_scratch, Cached, ScratchRow,
 };
 pub use check_ranges::{check_ranges, RangeError, RangeProof, INDEX_LIMIT};
-pub use execute::{execute_plan, Order};
+pub use execute::{execute_lowered, execute_plan, EntryPoint, Order};
 pub use find_hazards::{
     find_element_hazards, find_nest_dependency, find_row_hazards, find_split_hazards,
 };

@@ -6,7 +6,11 @@
 use proptest::prelude::*;
 use std::fmt::Write;
 use tile_ir::{fixture, interp, parse_program, Sizes};
-use tile_plan::{compile, execute_plan, Kernel, Mapping, Options, Order, Plan};
+use tile_plan::kernel_ir::{Form, Target};
+use tile_plan::{
+    compile, execute_lowered, execute_plan, lower_kernels, EntryPoint, Kernel, Mapping, Options,
+    Order, Plan,
+};
 
 /// One index dimension: `var + c`, reversed `N - 1 - var + c`, `c`,
 /// `2 * var + c` (parities that never meet, or meet) or `var + N` (a shift
@@ -156,8 +160,11 @@ fn check(text: &str, n: i64) -> Result<(), TestCaseError> {
 }
 
 /// Plans `text` (fusion on or off) and runs the plan at `sizes` with each
-/// shuffle seed; every array must equal the interpreter's sequential
-/// result bit for bit. Returns the plan.
+/// shuffle seed, then what each target runs (the plan lowered for the CPU
+/// and for CUDA, each entry point); every array must equal the
+/// interpreter's sequential result bit for bit (within a few units in the
+/// last place where the CPU's interchanged columns round each sum to the
+/// column's type first). Returns the plan.
 fn shuffled_runs_match(
     text: &str,
     sizes: &Sizes,
@@ -182,6 +189,35 @@ fn shuffled_runs_match(
                 same,
                 "`{name}` differs (fusion {fusion}, seed {seed}, sizes {sizes:?})\n{text}\n{plan}"
             );
+        }
+        for target in [Target::CPU, Target::cuda(8)] {
+            let lowered = lower_kernels(&plan, target);
+            let rounds = lowered.kernels.iter().any(|k| k.form == Form::Interchanged);
+            for entry in [EntryPoint::General, EntryPoint::Rows] {
+                let mut got = args.clone();
+                execute_lowered(
+                    &plan,
+                    &lowered,
+                    entry,
+                    &mut got,
+                    sizes,
+                    Order::Shuffled(seed),
+                )
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
+                for (name, a) in &oracle {
+                    let b = &got[name];
+                    let same = (0..a.len()).all(|i| {
+                        let (x, y) = (a.get_f64(i), b.get_f64(i));
+                        x.to_bits() == y.to_bits()
+                            || (rounds && (x - y).abs() <= 1e-6 * x.abs().max(1.0))
+                    });
+                    prop_assert!(
+                        same,
+                        "`{name}` differs lowered for {} ({entry:?}, fusion {fusion}, seed {seed}, sizes {sizes:?})\n{text}\n{plan}\n{lowered}",
+                        target.name
+                    );
+                }
+            }
         }
     }
     Ok(plan)
@@ -255,6 +291,65 @@ fn generator_covers_the_rules() {
             "the generator never produced `{want}`: {seen:?}"
         );
     }
+}
+
+/// The lowered executor has teeth: a lowering that ran a dependent loop as
+/// vector lanes (a running sum along the row) gives a result that differs
+/// from sequential order, and the real lowering does not.
+#[test]
+fn a_lowering_that_vectorises_a_dependent_loop_is_caught() {
+    let text = "program scan(x: in f32[M, N], y: inout f32[M, N], t: out f32[M]) {
+  for i in 0..M {
+    t[i] = sum(j in 0..N: x[i, j])
+    for j in 1..N {
+      y[i, j] = y[i, j - 1] + x[i, j]
+    }
+  }
+}";
+    let program = parse_program(text).unwrap();
+    let plan = compile(&program, &Options::default()).unwrap();
+    let sizes = Sizes::from([("M".to_string(), 3), ("N".to_string(), 9)]);
+    let args = fixture::arguments(&program, &sizes).unwrap();
+    let mut oracle = args.clone();
+    interp::interpret(&program, &mut oracle, &sizes).unwrap();
+    let lowered = lower_kernels(&plan, Target::CPU);
+    let dependent = lowered.kernels[0]
+        .loops
+        .iter()
+        .position(|l| l.scalar.is_some())
+        .expect("the running sum runs one iteration at a time");
+    let mut got = args.clone();
+    execute_lowered(
+        &plan,
+        &lowered,
+        EntryPoint::General,
+        &mut got,
+        &sizes,
+        Order::Shuffled(5),
+    )
+    .unwrap();
+    assert_eq!(bits(&got["y"]), bits(&oracle["y"]));
+    let mut wrong = lowered.clone();
+    wrong.kernels[0].loops[dependent].scalar = None;
+    let mut got = args.clone();
+    execute_lowered(
+        &plan,
+        &wrong,
+        EntryPoint::General,
+        &mut got,
+        &sizes,
+        Order::Shuffled(5),
+    )
+    .unwrap();
+    assert_ne!(
+        bits(&got["y"]),
+        bits(&oracle["y"]),
+        "a wrong lowering must be caught"
+    );
+}
+
+fn bits(a: &tile_ir::Array) -> Vec<u64> {
+    (0..a.len()).map(|i| a.get_f64(i).to_bits()).collect()
 }
 
 /// The shuffled executor has teeth: forcing a refused nest onto an element
