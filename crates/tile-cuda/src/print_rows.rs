@@ -17,7 +17,7 @@ use crate::quad_loops::{self, scalar, sfx, Each, Held, RowLoop};
 use std::collections::BTreeSet;
 use tile_emit::{Printer, VTy};
 use tile_ir::{Expr, LoopVar, Program, ReduceOp, Stmt};
-use tile_plan::kernel_ir::{LoopKey, LoweredKernel, RowEntry};
+use tile_plan::kernel_ir::{LoopKey, LoweredKernel, RowEntry, RowStep};
 use tile_plan::{Kernel, Sharing};
 
 /// No loops (reductions outside row kernels print no statement loops).
@@ -99,69 +99,31 @@ pub(crate) fn row_reduction(
     let rv = Printer::var_name(&row.name);
     p.line(format!("const long long {rv} = dl0 + r;"));
     p.bind_loop(&row.name, &rv);
-    let body = plan.map_or(&k.body, |r| &r.body);
+    let steps = plan.map_or(&lowered.steps, |r| &r.steps);
     let sharing = sharing(k);
-    if sharing == Sharing::Split {
-        let mut ctx = RowCtx {
-            program: extended,
-            plan,
-            batches: plan.map_or(&lowered.batches, |r| &r.batches),
-            red: 0,
-            unroll: unroll.rows,
-            held: match plan {
-                None => held_rows(lowered, &row.name),
-                Some(_) => Vec::new(),
-            },
-        };
-        if let Some(plan) = plan {
-            crate::stage_rows::print_staging(p, &plan.staged, &rv);
-        }
-        // The statements with staged loads renamed.
-        let mut stmts = body.clone();
-        if let Some(plan) = plan {
-            for s in stmts.iter_mut() {
-                crate::stage_rows::replace_staged_loads(s, &row.name, &plan.staged);
+    let mut ctx = RowCtx {
+        program: extended,
+        plan: None,
+        batches: &lowered.batches,
+        red: 0,
+        unroll: unroll.rows,
+        held: Vec::new(),
+    };
+    match sharing {
+        Sharing::Split => {
+            ctx.plan = plan;
+            if let Some(plan) = plan {
+                ctx.batches = &plan.batches;
+                crate::stage_rows::print_staging(p, &plan.staged, &rv);
+            } else {
+                ctx.held = held_rows(lowered, &row.name);
             }
         }
-        let fused = plan.map_or(&[][..], |pl| &pl.fused[..]);
-        let mut a = 0;
-        while a < stmts.len() {
-            if let Some(&(_, op)) = fused.iter().find(|(f, _)| *f == a) {
-                fill_and_reduce(p, &stmts[a], &stmts[a + 1], op, &mut ctx);
-                a += 2;
-                continue;
-            }
-            row_stmt(p, &stmts[a], &mut ctx);
-            a += 1;
-        }
-        // The next row's reductions reuse the shared slot sets: every read
-        // of this row's must come first. (Staged rows need no barrier: each
-        // thread rewrites only the elements it reads.)
-        if !matches!(body.last(), Some(Stmt::For { .. } | Stmt::Store { .. })) {
-            p.line("__syncthreads();");
-        }
-    } else if let Sharing::Lockstep(_) = sharing {
-        p.line(LOCKSTEP_ROW);
-        let mut ctx = RowCtx {
-            program: extended,
-            plan: None,
-            batches: &lowered.batches,
-            red: 0,
-            unroll: unroll.rows,
-            held: Vec::new(),
-        };
-        for s in &k.body {
-            lockstep_stmt(p, s, &mut ctx);
-        }
-        // The next row's reductions reuse the shared slot sets.
-        p.line("__syncthreads();");
-    } else {
-        p.line(SERIAL_ROW);
-        p.open("if (threadIdx.x == 0)");
-        p.stmts(&k.body);
-        p.close();
-        p.line("__syncthreads();");
+        Sharing::Lockstep(_) => p.line(LOCKSTEP_ROW),
+        Sharing::InOrder(_) => p.line(SERIAL_ROW),
     }
+    let row_name = row.name.clone();
+    steps_of(p, steps, &row_name, &mut ctx);
     p.truncate_scope(depth);
     p.close();
 }
@@ -209,57 +171,49 @@ pub(crate) fn splits(k: &Kernel) -> bool {
     k.sharing == Some(Sharing::Split)
 }
 
-/// A statement of a lockstep row ([`Sharing::Lockstep`]: every thread
-/// walks the statements in program order and performs every store, between
-/// barriers; a barrier after each loop iteration, each loop and each
-/// `if`).
-fn lockstep_stmt(p: &mut Printer, s: &Stmt, ctx: &mut RowCtx) {
-    p.set_line(s.span().line);
-    match s {
-        Stmt::Let { .. } => {
-            row_stmt(p, s, ctx);
+/// Prints `steps`, the lowering's steps of a row ([`RowStep`]), for the
+/// row variable `row`.
+fn steps_of(p: &mut Printer, steps: &[RowStep], row: &str, ctx: &mut RowCtx) {
+    for step in steps {
+        step_of(p, step, row, ctx);
+    }
+}
+
+/// A statement with the loads of rows staged in shared memory renamed (in
+/// the `_rows` entry point).
+fn staged(s: &Stmt, row: &str, ctx: &RowCtx) -> Stmt {
+    let mut s = s.clone();
+    if let Some(plan) = ctx.plan {
+        crate::stage_rows::replace_staged_loads(&mut s, row, &plan.staged);
+    }
+    s
+}
+
+fn step_of(p: &mut Printer, step: &RowStep, row: &str, ctx: &mut RowCtx) {
+    match step {
+        RowStep::Bind(s) | RowStep::Split(s) | RowStep::FirstThreadStore(s) => {
+            row_stmt(p, &staged(s, row, ctx), ctx);
         }
-        Stmt::Store {
-            buf,
-            idx,
-            value,
-            span,
-            ..
+        RowStep::FillAndReduce {
+            fill,
+            bind,
+            op,
+            unfused,
         } => {
-            // Every thread computes the value and the indices (reading
-            // what it reads before any thread writes), then every thread
-            // checks and writes the same value to the same element: a
-            // failed check fails in every thread alike, so all leave
-            // together and none reports a later failure.
-            let mut names = Vec::new();
-            let stored = ctx.program.param(buf).map(|b| VTy::of(b.dtype));
-            for (n, e) in idx.iter().chain([value]).enumerate() {
-                let mut e = e.clone();
-                lower_reductions(p, &mut e, ctx);
-                // The value in the buffer's type (an integer literal
-                // stored to a float buffer), as a plain store prints it.
-                let (code, ty) = match stored {
-                    Some(t) if n == idx.len() => p.lower_as(&e, t),
-                    _ => p.lower(&e),
-                };
-                let t = p.tmp("val");
-                p.line(format!("const {} {t} = {code};", scalar(ty)));
-                let name = format!("__lockstep{}", names.len());
-                p.bind_value(&name, &t, ty);
-                names.push(name);
+            let (fill, bind) = (staged(fill, row, ctx), staged(bind, row, ctx));
+            if !fill_and_reduce(p, &fill, &bind, *op, ctx) {
+                // The fill's loop was printed: the steps after it.
+                steps_of(p, unfused.get(1..).unwrap_or(&[]), row, ctx);
             }
-            let (at, value) = names.split_at(idx.len());
-            let store = vec![Stmt::store(
-                buf.clone(),
-                at.iter().map(|n| Expr::var(n)).collect(),
-                Expr::var(&value[0]),
-                *span,
-            )];
-            p.line("__syncthreads();");
-            p.stmts(&store);
-            p.line("__syncthreads();");
         }
-        Stmt::For { vars, body, .. } => {
+        RowStep::FirstThread(stmts) => {
+            p.open("if (threadIdx.x == 0)");
+            p.stmts(stmts);
+            p.close();
+        }
+        RowStep::LockstepStore(s) => lockstep_store(p, s, ctx),
+        RowStep::LockstepLoop { vars, span, body } => {
+            p.set_line(span.line);
             let depth = p.scope_len();
             for lv in vars {
                 p.open("");
@@ -268,24 +222,20 @@ fn lockstep_stmt(p: &mut Printer, s: &Stmt, ctx: &mut RowCtx) {
                 p.open(format!("for (long long {cv} = {bl}; {cv} < {bh}; {cv}++)"));
                 p.bind_loop(&lv.name, &cv);
             }
-            for t in body {
-                lockstep_stmt(p, t, ctx);
-            }
-            // An iteration's block reductions reuse the slot sets of the
-            // one before: every thread reads them first.
-            p.line("__syncthreads();");
+            steps_of(p, body, row, ctx);
             for _ in vars {
                 p.close();
                 p.close();
             }
             p.truncate_scope(depth);
-            // The loop may run no iteration: the next reduction's slot set
-            // may then be the last one's before the loop.
-            p.line("__syncthreads();");
         }
-        Stmt::If {
-            cond, then, els, ..
+        RowStep::LockstepIf {
+            cond,
+            span,
+            then,
+            els,
         } => {
+            p.set_line(span.line);
             let mut c = cond.clone();
             lower_reductions(p, &mut c, ctx);
             let (code, _) = p.lower_as(&c, VTy::Bool);
@@ -306,17 +256,62 @@ fn lockstep_stmt(p: &mut Printer, s: &Stmt, ctx: &mut RowCtx) {
                 ctx.red = first;
                 p.open(head);
                 let depth = p.scope_len();
-                for t in branch {
-                    lockstep_stmt(p, t, ctx);
-                }
+                steps_of(p, branch, row, ctx);
                 p.truncate_scope(depth);
                 p.close();
                 last = last.max(ctx.red);
             }
             ctx.red = last;
-            p.line("__syncthreads();");
         }
+        RowStep::Barrier(_) => p.line("__syncthreads();"),
     }
+}
+
+/// A store of a lockstep row ([`RowStep::LockstepStore`]).
+fn lockstep_store(p: &mut Printer, s: &Stmt, ctx: &mut RowCtx) {
+    p.set_line(s.span().line);
+    let Stmt::Store {
+        buf,
+        idx,
+        value,
+        span,
+        ..
+    } = s
+    else {
+        return;
+    };
+    // Every thread computes the value and the indices (reading what it
+    // reads before any thread writes), then every thread checks and writes
+    // the same value to the same element: a failed check fails in every
+    // thread alike, so all leave together and none reports a later
+    // failure.
+    let mut names = Vec::new();
+    let stored = ctx.program.param(buf).map(|b| VTy::of(b.dtype));
+    for (n, e) in idx.iter().chain([value]).enumerate() {
+        let mut e = e.clone();
+        lower_reductions(p, &mut e, ctx);
+        // The value in the buffer's type (an integer literal stored to a
+        // float buffer), as a plain store prints it.
+        let (code, ty) = match stored {
+            Some(t) if n == idx.len() => p.lower_as(&e, t),
+            _ => p.lower(&e),
+        };
+        let t = p.tmp("val");
+        p.line(format!("const {} {t} = {code};", scalar(ty)));
+        let name = format!("__lockstep{}", names.len());
+        p.bind_value(&name, &t, ty);
+        names.push(name);
+    }
+    let (at, value) = names.split_at(idx.len());
+    let store = vec![Stmt::store(
+        buf.clone(),
+        at.iter().map(|n| Expr::var(n)).collect(),
+        Expr::var(&value[0]),
+        *span,
+    )];
+    p.line("__syncthreads();");
+    p.stmts(&store);
+    p.line("__syncthreads();");
 }
 
 pub(crate) fn identity(op: ReduceOp, t: VTy) -> &'static str {
@@ -523,15 +518,14 @@ fn row_stmt(p: &mut Printer, s: &Stmt, ctx: &mut RowCtx) {
             p.open("if (threadIdx.x == 0)");
             p.stmts(&store);
             p.close();
-            p.line("__syncthreads();");
         }
         Stmt::If { .. } => {}
     }
 }
 
 /// A row-level loop whose bounds are declared and whose checked level has
-/// begun: the loop, the level's end, and a barrier (`batch`: its quads
-/// may load before they store).
+/// begun: the loop and the level's end (`batch`: its quads may load before
+/// they store; the barrier after it is the lowering's next step).
 fn for_body(
     p: &mut Printer,
     lv: &LoopVar,
@@ -548,7 +542,6 @@ fn for_body(
     };
     quad_loops::print_loop(p, &rl, &each);
     p.end_checked_level();
-    p.line("__syncthreads();");
 }
 
 /// Declares and returns the C names of a loop's bounds.
@@ -562,16 +555,22 @@ fn loop_bounds(p: &mut Printer, lo: &Expr, hi: &Expr) -> (String, String) {
 }
 
 /// Prints a scratch row's fill and the reduction reading it back as one
-/// loop, then the binding (the two one by one when the fill's body has no
-/// vector form). `fill` and `bind` are a pair the lowering fused
-/// ([`RowEntry::fused`], by [`tile_plan::fill_read_back`])
-/// found them.
-fn fill_and_reduce(p: &mut Printer, fill: &Stmt, bind: &Stmt, op: ReduceOp, ctx: &mut RowCtx) {
+/// loop, then the binding ([`RowStep::FillAndReduce`]); `fill` and `bind`
+/// are a pair the lowering fused ([`RowEntry::fused`]). Where the fill's
+/// body has no vector form, prints the fill's loop alone and returns false
+/// (the caller prints the unfused steps after it).
+fn fill_and_reduce(
+    p: &mut Printer,
+    fill: &Stmt,
+    bind: &Stmt,
+    op: ReduceOp,
+    ctx: &mut RowCtx,
+) -> bool {
     let (Stmt::For { vars, body, .. }, Stmt::Let { name, value, span }) = (fill, bind) else {
-        return;
+        return true;
     };
     let [Stmt::Store { buf, .. }] = body.as_slice() else {
-        return;
+        return true;
     };
     let lv = &vars[0];
     p.set_line(fill.span().line);
@@ -580,10 +579,9 @@ fn fill_and_reduce(p: &mut Printer, fill: &Stmt, bind: &Stmt, op: ReduceOp, ctx:
     p.begin_checked_level(&lv.name, &bl, &bh, body, &[]);
     let rl = ctx.row_loop(&lv.name, &bl, &bh, &lv.lo, &lv.hi);
     if !quad_loops::fusable(p, &rl, body, batch) {
-        // The fill as a loop of its own, then the binding.
+        // The fill as a loop of its own.
         for_body(p, lv, (body, batch), &bl, &bh, ctx);
-        row_stmt(p, bind, ctx);
-        return;
+        return false;
     }
     let (acc, set) = ctx.next_reduction(p);
     p.line(format!("float {acc} = {};", start(op, VTy::F32)));
@@ -606,4 +604,5 @@ fn fill_and_reduce(p: &mut Printer, fill: &Stmt, bind: &Stmt, op: ReduceOp, ctx:
         span: *span,
     };
     row_stmt(p, &rest, ctx);
+    true
 }

@@ -14,7 +14,7 @@ use crate::{Mapping, ScratchRow};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::fmt;
-use tile_ir::{Expr, ReduceOp, Span, Stmt};
+use tile_ir::{Expr, LoopVar, ReduceOp, Span, Stmt};
 
 /// What a target offers the lowering.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -209,6 +209,8 @@ pub struct RowEntry {
     pub fused: Vec<(usize, ReduceOp)>,
     /// As [`LoweredKernel::batches`], for this body.
     pub batches: BTreeSet<LoopKey>,
+    /// As [`LoweredKernel::steps`], for this body (its rows always split).
+    pub steps: Vec<RowStep>,
 }
 
 impl RowEntry {
@@ -316,6 +318,194 @@ pub struct LoweredKernel {
     /// kernel where the range proof leaves a check open
     /// ([`crate::RangeProof::checks_may_fail`]).
     pub check_then_wait: bool,
+    /// Row kernels on a target whose blocks share a row: how the block
+    /// runs each row of the general entry point, step by step, with every
+    /// barrier (empty otherwise).
+    pub steps: Vec<RowStep>,
+}
+
+/// One step of a row that a GPU block runs ([`LoweredKernel::steps`]).
+/// Statements are the body's own (a target renames what it stages).
+#[derive(Clone, Debug, PartialEq)]
+pub enum RowStep {
+    /// A binding every thread computes; each reduction in it is split over
+    /// the block's threads and combined for all of them (the combination
+    /// waits at barriers of its own).
+    Bind(Stmt),
+    /// A loop whose iterations are split over the block's threads.
+    Split(Stmt),
+    /// A scratch row's fill and the binding that reduces it, as one loop
+    /// whose stored values are reduced as they are stored
+    /// ([`RowEntry::fused`]); where the fill has no 16-byte vector form, a
+    /// target runs `unfused` instead.
+    FillAndReduce {
+        /// The fill (a loop storing the scratch row).
+        fill: Stmt,
+        /// The binding reading it back.
+        bind: Stmt,
+        /// The reduction's operator.
+        op: ReduceOp,
+        /// The same statements one by one.
+        unfused: Vec<RowStep>,
+    },
+    /// A store of the row's own result: its reductions over the block,
+    /// then the block's first thread stores.
+    FirstThreadStore(Stmt),
+    /// Statements the block's first thread runs alone, in order (a row the
+    /// block cannot share, with nothing to reduce).
+    FirstThread(Vec<Stmt>),
+    /// A store in a row that runs in lockstep: every thread computes the
+    /// value and the indices, waits at a barrier (every read before any
+    /// write), then checks and writes the same value to the same element,
+    /// and waits again; a failed check fails in every thread alike.
+    LockstepStore(Stmt),
+    /// A loop every thread runs, in lockstep; `body` ends with the
+    /// barrier that ends each iteration.
+    LockstepLoop {
+        /// Its variables, outermost first.
+        vars: Vec<LoopVar>,
+        /// The `for`'s place.
+        span: Span,
+        /// Each iteration's steps.
+        body: Vec<RowStep>,
+    },
+    /// An `if` every thread takes alike, in lockstep (its condition reads
+    /// what every thread reads alike).
+    LockstepIf {
+        /// The condition.
+        cond: Expr,
+        /// The `if`'s place.
+        span: Span,
+        /// The steps of each branch.
+        then: Vec<RowStep>,
+        /// The steps of the `else` branch.
+        els: Vec<RowStep>,
+    },
+    /// Every thread of the block waits here.
+    Barrier(Wait),
+}
+
+/// Why a block waits at a barrier ([`RowStep::Barrier`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wait {
+    /// What the threads just stored is read by later statements, possibly
+    /// by other threads.
+    Writes,
+    /// The next row's block reductions reuse the shared slots: every
+    /// thread reads this row's results first.
+    EndOfRow,
+    /// A lockstep iteration's reductions reuse the slots of the one
+    /// before: every thread reads them first.
+    EndOfIteration,
+    /// After a lockstep loop, which may have run no iteration.
+    AfterLoop,
+    /// After a lockstep `if`: which branch's reductions ran is known only
+    /// at run time.
+    AfterIf,
+}
+
+impl Wait {
+    fn name(self) -> &'static str {
+        match self {
+            Wait::Writes => "writes",
+            Wait::EndOfRow => "end of row",
+            Wait::EndOfIteration => "end of iteration",
+            Wait::AfterLoop => "after loop",
+            Wait::AfterIf => "after if",
+        }
+    }
+}
+
+/// `steps` as JSON: one object per step, `step` its kind, `line` its
+/// statement's line, nested steps under `body`, `then` and `else`.
+fn steps_json(steps: &[RowStep]) -> Value {
+    let one = |kind: &str, s: &Stmt| json!({"step": kind, "line": s.span().line});
+    Value::Array(
+        steps
+            .iter()
+            .map(|st| match st {
+                RowStep::Bind(s) => one("bind", s),
+                RowStep::Split(s) => one("split_loop", s),
+                RowStep::FillAndReduce { fill, bind, .. } => json!({
+                    "step": "fill_and_reduce",
+                    "line": fill.span().line,
+                    "bind_line": bind.span().line,
+                }),
+                RowStep::FirstThreadStore(s) => one("first_thread_store", s),
+                RowStep::FirstThread(_) => json!({"step": "first_thread"}),
+                RowStep::LockstepStore(s) => one("lockstep_store", s),
+                RowStep::LockstepLoop { span, body, .. } => json!({
+                    "step": "lockstep_loop",
+                    "line": span.line,
+                    "body": steps_json(body),
+                }),
+                RowStep::LockstepIf {
+                    span, then, els, ..
+                } => json!({
+                    "step": "lockstep_if",
+                    "line": span.line,
+                    "then": steps_json(then),
+                    "else": steps_json(els),
+                }),
+                RowStep::Barrier(w) => json!({"step": "barrier", "why": w.name()}),
+            })
+            .collect(),
+    )
+}
+
+/// `steps` in one line for `tile plan --target` (each statement by its kind
+/// and line).
+fn show_steps(steps: &[RowStep]) -> String {
+    let line = |s: &Stmt| s.span().line;
+    let name = |s: &Stmt| match s {
+        Stmt::Let { name, .. } => format!("{name} (line {})", line(s)),
+        Stmt::Store { buf, .. } => format!("{buf} (line {})", line(s)),
+        Stmt::For { vars, .. } => format!(
+            "{} (line {})",
+            vars.last().map_or("", |v| v.name.as_str()),
+            line(s)
+        ),
+        Stmt::If { .. } => format!("if (line {})", line(s)),
+    };
+    steps
+        .iter()
+        .map(|st| match st {
+            RowStep::Bind(s) => format!("bind {}", name(s)),
+            RowStep::Split(s) => format!("split loop {}", name(s)),
+            RowStep::FillAndReduce { fill, bind, .. } => {
+                format!("fill {} reduced into {}", name(fill), name(bind))
+            }
+            RowStep::FirstThreadStore(s) => format!("reduce, first thread stores {}", name(s)),
+            RowStep::FirstThread(_) => "first thread runs the row".to_string(),
+            RowStep::LockstepStore(s) => format!("lockstep store {}", name(s)),
+            RowStep::LockstepLoop { vars, span, body } => format!(
+                "lockstep loop {} (line {}) {{ {} }}",
+                vars.last().map_or("", |v| v.name.as_str()),
+                span.line,
+                show_steps(body)
+            ),
+            RowStep::LockstepIf {
+                span, then, els, ..
+            } => {
+                if els.is_empty() {
+                    format!(
+                        "lockstep if (line {}) {{ {} }}",
+                        span.line,
+                        show_steps(then)
+                    )
+                } else {
+                    format!(
+                        "lockstep if (line {}) {{ {} }} else {{ {} }}",
+                        span.line,
+                        show_steps(then),
+                        show_steps(els)
+                    )
+                }
+            }
+            RowStep::Barrier(w) => format!("barrier ({})", w.name()),
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 impl LoweredKernel {
@@ -412,9 +602,11 @@ impl Lowered {
                             "staged": r.staged.iter().map(|s| s.buf.clone()).collect::<Vec<_>>(),
                             "scratch": r.scratch.iter().map(|s| s.name.clone()).collect::<Vec<_>>(),
                             "fused": r.fused.iter().map(|(a, _)| a + 1).collect::<Vec<_>>(),
+                            "row_steps": steps_json(&r.steps),
                         }),
                     }).collect::<Vec<_>>(),
                     "check_then_wait": k.check_then_wait,
+                    "row_steps": steps_json(&k.steps),
                     "held": k.held.iter().map(|h| json!({
                         "buf": h.row.buf,
                         "range": format!("{}..{}", h.row.lo, h.row.hi),
@@ -473,6 +665,9 @@ impl fmt::Display for Lowered {
                     "     sums:   split over the block's threads, each in order, then the threads in a fixed order"
                 )?,
             }
+            if !k.steps.is_empty() {
+                writeln!(f, "     row:    {}", show_steps(&k.steps))?;
+            }
             for e in &k.entries {
                 match e {
                     Entry::Quads { sites, .. } => writeln!(
@@ -504,6 +699,7 @@ impl fmt::Display for Lowered {
                                 op.name()
                             )?;
                         }
+                        writeln!(f, "     row:    (_rows) {}", show_steps(&r.steps))?;
                     }
                 }
             }

@@ -8,7 +8,7 @@
 use crate::affine::Affine;
 use crate::kernel_ir::{
     Entry, Form, HeldRow, LoopKey, LoopRun, Lowered, LoweredKernel, QuadCondition, Reassociation,
-    RowEntry, StagedRow, Target,
+    RowEntry, RowStep, StagedRow, Target, Wait,
 };
 use crate::{Kernel, Mapping, Plan, ScratchRow, Sharing};
 use std::collections::{BTreeMap, BTreeSet};
@@ -94,10 +94,15 @@ pub fn lower_kernel(
         }
     }
     if target.shared_rows && split {
-        if let Some(r) = rows(program, k) {
+        if let Some(r) = rows(program, k, target) {
             entries.push(Entry::Rows(r));
         }
     }
+    let steps = if target.barriers && k.mapping == Mapping::RowReduction {
+        row_steps(k.sharing.as_ref(), &body, &[])
+    } else {
+        Vec::new()
+    };
     let held = if target.held_quads > 0 && split {
         held_rows(program, k, target.held_quads)
     } else {
@@ -125,7 +130,114 @@ pub fn lower_kernel(
         entries,
         held,
         check_then_wait,
+        steps,
     }
+}
+
+/// How a block runs one row of `body` ([`RowStep`]), given how the plan
+/// lets it share the row (`None`: in order, on one thread) and the fused
+/// fill/reduce pairs of `body` ([`RowEntry::fused`]).
+///
+/// - Split rows: every thread computes each binding (its reductions over
+///   the block); loops split over the threads, a barrier after each (its
+///   stores are read later); a store of the row's result by the first
+///   thread, then a barrier; and a barrier at the end unless the last
+///   step ended with one, since the next row's reductions reuse the
+///   shared slots.
+/// - Lockstep rows: every thread walks every statement in order; a barrier
+///   before and after each store (inside the step), after each loop
+///   iteration, after each loop and after each `if`, and at the end.
+/// - Other rows run on the first thread, then a barrier.
+pub(crate) fn row_steps(
+    sharing: Option<&Sharing>,
+    body: &[Stmt],
+    fused: &[(usize, tile_ir::ReduceOp)],
+) -> Vec<RowStep> {
+    match sharing {
+        Some(Sharing::Split) => {
+            let mut steps = Vec::new();
+            let mut a = 0;
+            while a < body.len() {
+                if let Some(&(_, op)) = fused.iter().find(|(f, _)| *f == a) {
+                    steps.push(RowStep::FillAndReduce {
+                        fill: body[a].clone(),
+                        bind: body[a + 1].clone(),
+                        op,
+                        unfused: vec![
+                            RowStep::Split(body[a].clone()),
+                            RowStep::Barrier(Wait::Writes),
+                            RowStep::Bind(body[a + 1].clone()),
+                        ],
+                    });
+                    a += 2;
+                    continue;
+                }
+                match &body[a] {
+                    s @ Stmt::Let { .. } => steps.push(RowStep::Bind(s.clone())),
+                    s @ Stmt::For { .. } => {
+                        steps.push(RowStep::Split(s.clone()));
+                        steps.push(RowStep::Barrier(Wait::Writes));
+                    }
+                    s @ Stmt::Store { .. } => {
+                        steps.push(RowStep::FirstThreadStore(s.clone()));
+                        steps.push(RowStep::Barrier(Wait::Writes));
+                    }
+                    // A split row has no `if` (find_row_forms).
+                    Stmt::If { .. } => {}
+                }
+                a += 1;
+            }
+            if !matches!(body.last(), Some(Stmt::For { .. } | Stmt::Store { .. })) {
+                steps.push(RowStep::Barrier(Wait::EndOfRow));
+            }
+            steps
+        }
+        Some(Sharing::Lockstep(_)) => {
+            let mut steps = lockstep_steps(body);
+            steps.push(RowStep::Barrier(Wait::EndOfRow));
+            steps
+        }
+        _ => vec![
+            RowStep::FirstThread(body.to_vec()),
+            RowStep::Barrier(Wait::EndOfRow),
+        ],
+    }
+}
+
+/// The lockstep steps of `body` (see [`row_steps`]).
+fn lockstep_steps(body: &[Stmt]) -> Vec<RowStep> {
+    let mut steps = Vec::new();
+    for s in body {
+        match s {
+            Stmt::Let { .. } => steps.push(RowStep::Bind(s.clone())),
+            Stmt::Store { .. } => steps.push(RowStep::LockstepStore(s.clone())),
+            Stmt::For { vars, body, span } => {
+                let mut inner = lockstep_steps(body);
+                inner.push(RowStep::Barrier(Wait::EndOfIteration));
+                steps.push(RowStep::LockstepLoop {
+                    vars: vars.clone(),
+                    span: *span,
+                    body: inner,
+                });
+                steps.push(RowStep::Barrier(Wait::AfterLoop));
+            }
+            Stmt::If {
+                cond,
+                then,
+                els,
+                span,
+            } => {
+                steps.push(RowStep::LockstepIf {
+                    cond: cond.clone(),
+                    span: *span,
+                    then: lockstep_steps(then),
+                    els: lockstep_steps(els),
+                });
+                steps.push(RowStep::Barrier(Wait::AfterIf));
+            }
+        }
+    }
+    steps
 }
 
 /// Every `for` of `body` (at any depth) and whether its innermost
@@ -298,7 +410,7 @@ fn contiguous(
 
 /// The `_rows` entry point of a block-split row kernel, or `None` when it
 /// would stage nothing.
-fn rows(program: &Program, k: &Kernel) -> Option<RowEntry> {
+fn rows(program: &Program, k: &Kernel, target: Target) -> Option<RowEntry> {
     // Shared memory holds f32 scratch rows only.
     let (body, scratch) = match &k.cached {
         Some(c) if c.scratch.iter().all(|s| s.dtype == DType::F32) => {
@@ -314,12 +426,18 @@ fn rows(program: &Program, k: &Kernel) -> Option<RowEntry> {
     }
     let fused = fused_fills(&body, &scratch);
     let batches = batch_loops(&body);
+    let steps = if target.barriers {
+        row_steps(Some(&Sharing::Split), &body, &fused)
+    } else {
+        Vec::new()
+    };
     Some(RowEntry {
         body,
         staged,
         scratch,
         fused,
         batches,
+        steps,
     })
 }
 

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 use tile_plan::kernel_ir::{
-    quads_aligned, Entry, Form, Lowered, Reassociation, RowStaging, Target,
+    quads_aligned, Entry, Form, Lowered, Reassociation, RowStaging, RowStep, Target, Wait,
 };
 use tile_plan::{compile, lower_kernels, Options};
 
@@ -225,6 +225,144 @@ fn threads_that_check_then_wait_are_recorded_for_the_refusal() {
     assert!(lower(columns, Target::cuda(8))
         .to_string()
         .contains("waits:  threads check different ranges"));
+}
+
+/// The statements `steps` run, at the top level, in order.
+fn stepped(steps: &[RowStep]) -> Vec<tile_ir::Stmt> {
+    let mut out = Vec::new();
+    for st in steps {
+        match st {
+            RowStep::Bind(s)
+            | RowStep::Split(s)
+            | RowStep::FirstThreadStore(s)
+            | RowStep::LockstepStore(s) => out.push(s.clone()),
+            RowStep::FillAndReduce { fill, bind, .. } => {
+                out.push(fill.clone());
+                out.push(bind.clone());
+            }
+            RowStep::FirstThread(b) => out.extend(b.iter().cloned()),
+            RowStep::LockstepLoop { vars, span, body } => out.push(tile_ir::Stmt::For {
+                vars: vars.clone(),
+                body: stepped(body),
+                span: *span,
+            }),
+            RowStep::LockstepIf {
+                cond,
+                span,
+                then,
+                els,
+            } => out.push(tile_ir::Stmt::If {
+                cond: cond.clone(),
+                then: stepped(then),
+                els: stepped(els),
+                span: *span,
+            }),
+            RowStep::Barrier(_) => {}
+        }
+    }
+    out
+}
+
+fn kinds(steps: &[RowStep]) -> Vec<String> {
+    steps
+        .iter()
+        .map(|s| match s {
+            RowStep::Bind(_) => "bind".to_string(),
+            RowStep::Split(_) => "split".to_string(),
+            RowStep::FillAndReduce { .. } => "fill".to_string(),
+            RowStep::FirstThreadStore(_) => "first_store".to_string(),
+            RowStep::FirstThread(_) => "first_thread".to_string(),
+            RowStep::LockstepStore(_) => "lock_store".to_string(),
+            RowStep::LockstepLoop { body, .. } => format!("lock_loop[{}]", kinds(body).join(",")),
+            RowStep::LockstepIf { then, .. } => format!("lock_if[{}]", kinds(then).join(",")),
+            RowStep::Barrier(w) => format!("barrier:{w:?}"),
+        })
+        .collect()
+}
+
+#[test]
+fn a_gpu_row_is_a_list_of_steps_with_every_barrier() {
+    let cuda = lower(SOFTMAX, Target::cuda(8));
+    let k = &cuda.kernels[0];
+    assert_eq!(
+        kinds(&k.steps),
+        ["bind", "bind", "split", "barrier:Writes"],
+        "{cuda}"
+    );
+    assert_eq!(
+        kinds(&k.rows().unwrap().steps),
+        ["bind", "fill", "split", "barrier:Writes"]
+    );
+    // A per-row result: stored by the first thread, then a barrier.
+    let lse = "program lse(x: in f32[M, N], y: out f32[M]) {
+  for i in 0..M {
+    y[i] = log(sum(j in 0..N: exp(x[i, j])))
+  }
+}";
+    let k = &lower(lse, Target::cuda(8)).kernels[0];
+    assert_eq!(kinds(&k.steps), ["first_store", "barrier:Writes"]);
+    // A running sum after a reduction: lockstep, with a barrier before and
+    // after each store (inside the step), each iteration and the loop.
+    let scan = "program scan(x: in f32[M, N], y: inout f32[M, N]) {
+  for i in 0..M {
+    t = sum(j in 0..N: x[i, j])
+    for j in 1..N {
+      y[i, j] = y[i, j - 1] + t
+    }
+  }
+}";
+    let k = &lower(scan, Target::cuda(8)).kernels[0];
+    assert_eq!(
+        kinds(&k.steps),
+        [
+            "bind",
+            "lock_loop[lock_store,barrier:EndOfIteration]",
+            "barrier:AfterLoop",
+            "barrier:EndOfRow"
+        ]
+    );
+    // With nothing to reduce, the first thread runs the row.
+    let plain = "program plain(x: in f32[M, N], y: inout f32[M, N]) {
+  for i in 0..M {
+    for j in 1..N {
+      y[i, j] = y[i, j - 1] + x[i, j]
+    }
+  }
+}";
+    let k = &lower(plain, Target::cuda(8)).kernels[0];
+    assert_eq!(kinds(&k.steps), ["first_thread", "barrier:EndOfRow"]);
+    assert_eq!(k.steps.last(), Some(&RowStep::Barrier(Wait::EndOfRow)));
+    // The CPU has no blocks.
+    assert!(lower(SOFTMAX, Target::CPU).kernels[0].steps.is_empty());
+}
+
+#[test]
+fn every_row_step_list_runs_its_body_once_in_order() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/programs");
+    let mut rows = 0;
+    for path in tile_ir::fixture::tile_files(&[root]) {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let Ok(programs) = tile_ir::parse_file(&text) else {
+            continue;
+        };
+        for program in programs {
+            let Ok(plan) = compile(&program, &Options { fusion: true }) else {
+                continue;
+            };
+            for k in lower_kernels(&plan, Target::cuda(8)).kernels {
+                if k.mapping != tile_plan::Mapping::RowReduction {
+                    assert!(k.steps.is_empty());
+                    continue;
+                }
+                rows += 1;
+                assert_eq!(stepped(&k.steps), k.body, "{}: {}", path.display(), k.name);
+                if let Some(r) = k.rows() {
+                    assert_eq!(stepped(&r.steps), r.body, "{}: {}", path.display(), k.name);
+                }
+            }
+        }
+    }
+    assert!(rows > 10, "{rows} row kernels");
 }
 
 #[test]
