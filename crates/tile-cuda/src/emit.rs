@@ -546,7 +546,7 @@ fn lanes(
         p.bind_loop(jname, &format!("({jv} + {lane})"));
         for (n, _) in loads.iter().enumerate() {
             p.bind_value(
-                &format!("__vld{n}"),
+                &tile_ir::names::generated("vld", n),
                 &format!("vld{n}{idx}.{field}"),
                 VTy::F32,
             );
@@ -588,7 +588,7 @@ fn replace_loads(s: &mut Stmt, loads: &[(String, Vec<Expr>)]) {
     fn go(e: &mut Expr, loads: &[(String, Vec<Expr>)]) {
         if let Expr::Load { buf, idx, .. } = e {
             if let Some(n) = loads.iter().position(|(b, i)| b == buf && i == idx) {
-                *e = Expr::var(&format!("__vld{n}"));
+                *e = Expr::var(&tile_ir::names::generated("vld", n));
                 return;
             }
         }

@@ -298,7 +298,7 @@ fn lockstep_store(p: &mut Printer, s: &Stmt, ctx: &mut RowCtx) {
         };
         let t = p.tmp("val");
         p.line(format!("const {} {t} = {code};", scalar(ty)));
-        let name = format!("__lockstep{}", names.len());
+        let name = tile_ir::names::generated("lockstep", names.len());
         p.bind_value(&name, &t, ty);
         names.push(name);
     }
@@ -365,7 +365,7 @@ fn block_reduce(p: &mut Printer, op: ReduceOp, t: VTy, acc: &str, set: usize) ->
 
 /// The IR name a block reduction's result is bound to (`__red0`).
 fn result_name(acc: &str) -> String {
-    format!("{}{acc}", tile_ir::names::RESERVED_PREFIX)
+    tile_ir::names::reserved(acc)
 }
 
 /// Replaces each reduction in `e` by its block-wide result (every thread of

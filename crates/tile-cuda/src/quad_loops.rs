@@ -125,7 +125,7 @@ struct Vector {
 }
 
 fn load_name(n: usize) -> String {
-    format!("__gq{n}")
+    tile_ir::names::generated("gq", n)
 }
 
 /// Whether `buf[idx]` is an `f32` access whose last index is `var + c`

@@ -27,7 +27,7 @@ pub(crate) fn short(entry: &RowEntry, lo: &Expr, hi: &Expr) -> bool {
 /// The name a staged load of `staged[n]` at variable `v` becomes; bound by
 /// [`bind_staged`] where `v` is bound.
 pub(crate) fn staged_name(n: usize, v: &str) -> String {
-    format!("__row{n}_{v}")
+    tile_ir::names::generated_for("row", n, v)
 }
 
 /// Replaces the loads of `s` that read staged rows by the names

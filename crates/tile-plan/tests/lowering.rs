@@ -451,3 +451,45 @@ fn back_ends_call_no_legality_rule() {
         found.join("\n")
     );
 }
+
+/// Names a pass or a back end invents for the IR are spelled by
+/// `tile_ir::names` (one reserved prefix), never by hand.
+#[test]
+fn generated_names_are_spelled_in_one_place() {
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut found = Vec::new();
+    for krate in ["tile-ir", "tile-plan", "tile-emit", "tile-cpu", "tile-cuda"] {
+        let dir = crates.join(krate).join("src");
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        files.sort();
+        for f in files {
+            if f.ends_with("names.rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&f).unwrap();
+            for (n, line) in text.lines().enumerate() {
+                let code = line.split("//").next().unwrap_or("");
+                // `format!("__name{n}")`: a name with a number spliced in
+                // (CUDA's and GCC's own `__shared__`, `__builtin_*` are
+                // spelled whole).
+                let spliced = code.match_indices("format!(\"__").any(|(at, m)| {
+                    let rest = &code[at + m.len()..];
+                    let lit = &rest[..rest.find('"').unwrap_or(rest.len())];
+                    lit.contains('{') && !lit.starts_with("builtin") && !lit.starts_with("shared")
+                });
+                let prefixed = code.contains("format!") && code.contains("RESERVED_PREFIX");
+                if spliced || prefixed {
+                    found.push(format!("{}:{}: {}", f.display(), n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "names spelled by hand:\n{}",
+        found.join("\n")
+    );
+}
