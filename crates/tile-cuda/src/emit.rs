@@ -259,7 +259,7 @@ fn kernel(
         Mapping::RowReduction => {
             crate::print_rows::row_reduction(&mut p, k, lowered, rows, &extended, unroll)
         }
-        Mapping::ColumnReduction => crate::print_columns::column_reduction(&mut p, k),
+        Mapping::ColumnReduction => crate::print_columns::column_reduction(&mut p, k, lowered),
         Mapping::FullReduction => match &full {
             Some(f) => f.print_chunks(&mut p, params.len(), program),
             None => p.line("return; /* not a full reduction */"),

@@ -18,6 +18,7 @@
 use crate::quad_loops::{scalar, sfx};
 use tile_emit::{Printer, VTy};
 use tile_ir::{Expr, Stmt};
+use tile_plan::kernel_ir::{LoweredKernel, RowStep};
 use tile_plan::Kernel;
 
 /// Slots of one shared-memory set: one per thread of the largest block.
@@ -37,7 +38,7 @@ pub(crate) fn shares(k: &Kernel) -> bool {
     crate::print_rows::splits(k)
 }
 
-pub(crate) fn column_reduction(p: &mut Printer, k: &Kernel) {
+pub(crate) fn column_reduction(p: &mut Printer, k: &Kernel, lowered: &LoweredKernel) {
     let col = &k.domain[0];
     p.line(format!(
         "const long long dl0 = {}, dn0 = {};",
@@ -57,21 +58,25 @@ pub(crate) fn column_reduction(p: &mut Printer, k: &Kernel) {
         "const long long {cv} = dl0 + (live ? cb + threadIdx.x : dn0 - 1);"
     ));
     p.bind_loop(&col.name, &cv);
-    if shared {
-        let mut ctx = ColCtx { red: 0 };
-        for s in &k.body {
-            column_stmt(p, s, &mut ctx);
-        }
-        // The next group's reductions reuse the slot sets (a store ends
-        // with a barrier already).
-        if !matches!(k.body.last(), Some(Stmt::Store { .. })) {
-            p.line("__syncthreads();");
-        }
-    } else {
+    if !shared {
         p.line(SERIAL_COLUMN);
-        p.open("if (threadIdx.y == 0 && live)");
-        p.stmts(&k.body);
-        p.close();
+    }
+    // The lowering's steps: bindings, first-thread stores and barriers
+    // where the block shares the columns, else the column on its first
+    // thread.
+    let mut ctx = ColCtx { red: 0 };
+    for step in &lowered.steps {
+        match step {
+            RowStep::Bind(s) | RowStep::FirstThreadStore(s) => column_stmt(p, s, &mut ctx),
+            RowStep::FirstThread(stmts) => {
+                p.open("if (threadIdx.y == 0 && live)");
+                p.stmts(stmts);
+                p.close();
+            }
+            RowStep::Barrier(_) => p.line("__syncthreads();"),
+            // Rows only: a column's body has no loop or `if`.
+            _ => {}
+        }
     }
     p.truncate_scope(depth);
     p.close();
@@ -106,8 +111,6 @@ fn column_stmt(p: &mut Printer, s: &Stmt, ctx: &mut ColCtx) {
             p.open("if (threadIdx.y == 0 && live)");
             p.stmts(&store);
             p.close();
-            // A later statement of the column may read what was stored.
-            p.line("__syncthreads();");
         }
         // `Sharing::Split` (tile-plan) admits neither.
         Stmt::For { .. } | Stmt::If { .. } => {}

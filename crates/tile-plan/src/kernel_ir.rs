@@ -318,13 +318,16 @@ pub struct LoweredKernel {
     /// kernel where the range proof leaves a check open
     /// ([`crate::RangeProof::checks_may_fail`]).
     pub check_then_wait: bool,
-    /// Row kernels on a target whose blocks share a row: how the block
-    /// runs each row of the general entry point, step by step, with every
-    /// barrier (empty otherwise).
+    /// Row and column kernels on a target with barriers: how a block runs
+    /// each row (or group of columns) of the general entry point, step by
+    /// step, with every barrier (empty otherwise).
     pub steps: Vec<RowStep>,
 }
 
-/// One step of a row that a GPU block runs ([`LoweredKernel::steps`]).
+/// One step of a row (or a group of columns) that a GPU block runs
+/// ([`LoweredKernel::steps`]): in a column kernel, "the block's first
+/// thread" is each column's first thread, and only a live column's
+/// stores.
 /// Statements are the body's own (a target renames what it stages).
 #[derive(Clone, Debug, PartialEq)]
 pub enum RowStep {
@@ -391,9 +394,10 @@ pub enum Wait {
     /// What the threads just stored is read by later statements, possibly
     /// by other threads.
     Writes,
-    /// The next row's block reductions reuse the shared slots: every
-    /// thread reads this row's results first.
-    EndOfRow,
+    /// The next work item's block reductions (the next row's, the next
+    /// group of columns') reuse the shared slots: every thread reads this
+    /// one's results first.
+    EndOfItem,
     /// A lockstep iteration's reductions reuse the slots of the one
     /// before: every thread reads them first.
     EndOfIteration,
@@ -408,7 +412,7 @@ impl Wait {
     fn name(self) -> &'static str {
         match self {
             Wait::Writes => "writes",
-            Wait::EndOfRow => "end of row",
+            Wait::EndOfItem => "end of work item",
             Wait::EndOfIteration => "end of iteration",
             Wait::AfterLoop => "after loop",
             Wait::AfterIf => "after if",
@@ -602,11 +606,11 @@ impl Lowered {
                             "staged": r.staged.iter().map(|s| s.buf.clone()).collect::<Vec<_>>(),
                             "scratch": r.scratch.iter().map(|s| s.name.clone()).collect::<Vec<_>>(),
                             "fused": r.fused.iter().map(|(a, _)| a + 1).collect::<Vec<_>>(),
-                            "row_steps": steps_json(&r.steps),
+                            "steps": steps_json(&r.steps),
                         }),
                     }).collect::<Vec<_>>(),
                     "check_then_wait": k.check_then_wait,
-                    "row_steps": steps_json(&k.steps),
+                    "steps": steps_json(&k.steps),
                     "held": k.held.iter().map(|h| json!({
                         "buf": h.row.buf,
                         "range": format!("{}..{}", h.row.lo, h.row.hi),
@@ -666,7 +670,7 @@ impl fmt::Display for Lowered {
                 )?,
             }
             if !k.steps.is_empty() {
-                writeln!(f, "     row:    {}", show_steps(&k.steps))?;
+                writeln!(f, "     steps:  {}", show_steps(&k.steps))?;
             }
             for e in &k.entries {
                 match e {
@@ -699,7 +703,7 @@ impl fmt::Display for Lowered {
                                 op.name()
                             )?;
                         }
-                        writeln!(f, "     row:    (_rows) {}", show_steps(&r.steps))?;
+                        writeln!(f, "     steps:  (_rows) {}", show_steps(&r.steps))?;
                     }
                 }
             }

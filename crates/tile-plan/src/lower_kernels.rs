@@ -98,10 +98,17 @@ pub fn lower_kernel(
             entries.push(Entry::Rows(r));
         }
     }
-    let steps = if target.barriers && k.mapping == Mapping::RowReduction {
-        row_steps(k.sharing.as_ref(), &body, &[])
-    } else {
-        Vec::new()
+    let steps = match k.mapping {
+        _ if !target.barriers => Vec::new(),
+        Mapping::RowReduction => row_steps(k.sharing.as_ref(), &body, &[]),
+        // A column the block shares runs as a split row does (its body
+        // has no loop or `if`); any other column runs on its first thread,
+        // with no shared slots to wait for.
+        Mapping::ColumnReduction if k.sharing == Some(Sharing::Split) => {
+            row_steps(k.sharing.as_ref(), &body, &[])
+        }
+        Mapping::ColumnReduction => vec![RowStep::FirstThread(body.clone())],
+        _ => Vec::new(),
     };
     let held = if target.held_quads > 0 && split {
         held_rows(program, k, target.held_quads)
@@ -188,18 +195,18 @@ pub(crate) fn row_steps(
                 a += 1;
             }
             if !matches!(body.last(), Some(Stmt::For { .. } | Stmt::Store { .. })) {
-                steps.push(RowStep::Barrier(Wait::EndOfRow));
+                steps.push(RowStep::Barrier(Wait::EndOfItem));
             }
             steps
         }
         Some(Sharing::Lockstep(_)) => {
             let mut steps = lockstep_steps(body);
-            steps.push(RowStep::Barrier(Wait::EndOfRow));
+            steps.push(RowStep::Barrier(Wait::EndOfItem));
             steps
         }
         _ => vec![
             RowStep::FirstThread(body.to_vec()),
-            RowStep::Barrier(Wait::EndOfRow),
+            RowStep::Barrier(Wait::EndOfItem),
         ],
     }
 }

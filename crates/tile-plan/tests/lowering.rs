@@ -318,7 +318,7 @@ fn a_gpu_row_is_a_list_of_steps_with_every_barrier() {
             "bind",
             "lock_loop[lock_store,barrier:EndOfIteration]",
             "barrier:AfterLoop",
-            "barrier:EndOfRow"
+            "barrier:EndOfItem"
         ]
     );
     // With nothing to reduce, the first thread runs the row.
@@ -330,10 +330,31 @@ fn a_gpu_row_is_a_list_of_steps_with_every_barrier() {
   }
 }";
     let k = &lower(plain, Target::cuda(8)).kernels[0];
-    assert_eq!(kinds(&k.steps), ["first_thread", "barrier:EndOfRow"]);
-    assert_eq!(k.steps.last(), Some(&RowStep::Barrier(Wait::EndOfRow)));
+    assert_eq!(kinds(&k.steps), ["first_thread", "barrier:EndOfItem"]);
+    assert_eq!(k.steps.last(), Some(&RowStep::Barrier(Wait::EndOfItem)));
     // The CPU has no blocks.
     assert!(lower(SOFTMAX, Target::CPU).kernels[0].steps.is_empty());
+    // A column the block shares: bindings and first-thread stores, a
+    // barrier after each store.
+    let moments = "program cm(x: in f32[M, N], mean: out f32[N], sq: out f32[N]) {
+  for j in 0..N {
+    m = sum(i in 0..M: x[i, j]) / f32(M)
+    mean[j] = m
+    sq[j] = sum(i in 0..M: (x[i, j] - m) * (x[i, j] - m))
+  }
+}";
+    let k = &lower(moments, Target::cuda(8)).kernels[0];
+    assert_eq!(k.mapping, tile_plan::Mapping::ColumnReduction);
+    assert_eq!(
+        kinds(&k.steps),
+        [
+            "bind",
+            "first_store",
+            "barrier:Writes",
+            "first_store",
+            "barrier:Writes"
+        ]
+    );
 }
 
 #[test]
@@ -350,9 +371,20 @@ fn every_row_step_list_runs_its_body_once_in_order() {
                 continue;
             };
             for k in lower_kernels(&plan, Target::cuda(8)).kernels {
-                if k.mapping != tile_plan::Mapping::RowReduction {
+                use tile_plan::Mapping;
+                if !matches!(k.mapping, Mapping::RowReduction | Mapping::ColumnReduction) {
                     assert!(k.steps.is_empty());
                     continue;
+                }
+                if k.mapping == Mapping::ColumnReduction {
+                    // Bindings, first-thread stores and barriers only.
+                    assert!(k.steps.iter().all(|s| matches!(
+                        s,
+                        RowStep::Bind(_)
+                            | RowStep::FirstThreadStore(_)
+                            | RowStep::FirstThread(_)
+                            | RowStep::Barrier(_)
+                    )));
                 }
                 rows += 1;
                 assert_eq!(stepped(&k.steps), k.body, "{}: {}", path.display(), k.name);
