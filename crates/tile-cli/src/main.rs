@@ -79,7 +79,8 @@ enum Command {
         json: bool,
         /// Also print the kernels as this back end lowers them: the body
         /// each runs, the loops on vector lanes, how sums are reordered, the
-        /// extra entry points and the rows staged or held.
+        /// extra entry points and the rows staged or held, a GPU block's
+        /// steps and barriers, and kernels refused where a check may fail.
         #[arg(long, value_enum)]
         target: Option<EmitTarget>,
     },
