@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use tile_ir::interp::{Env, Machine, RunError, Value};
 use tile_ir::{Array, Span};
 
-use crate::kernel_ir::{Form, LoopKey, Lowered};
+use crate::kernel_ir::{Form, LoopKey, Lowered, RowStep};
 use crate::{Kernel, Mapping, Plan, ScratchRow, Sharing};
 use std::collections::BTreeSet;
 use tile_ir::{BinOp, DType, Expr, LoopVar, Program, Stmt};
@@ -81,8 +81,8 @@ pub enum EntryPoint {
 /// block of columns at a time (blocks of 1 to 5 columns in shuffled runs,
 /// of [`crate::COLUMN_BLOCK`] in order), and in shuffled runs the loops the
 /// lowering runs as vector lanes ([`crate::kernel_ir::LoweredKernel::lane_loops`])
-/// and, on a target whose blocks share a row, the row's top-level loops,
-/// walked backwards. An interchanged body rounds each column's sum to the
+/// and the loops its steps split over a block's threads
+/// ([`crate::kernel_ir::LoweredKernel::steps`]), walked backwards. An interchanged body rounds each column's sum to the
 /// column's type before the statements that read it, so its results may
 /// differ from sequential order in the last bits; every other lowered body
 /// gives the sequential result bit for bit.
@@ -97,16 +97,16 @@ pub fn execute_lowered(
     let program = &plan.program;
     let sizes = tile_ir::args::bind_arrays(program, arrays, explicit)?;
     for (n, (k, lk)) in plan.kernels.iter().zip(&lowered.kernels).enumerate() {
-        let (body, scratch) = match (entry, lk.rows()) {
-            (EntryPoint::Rows, Some(r)) => (&r.body, &r.scratch[..]),
-            _ => (&lk.body, &lk.scratch[..]),
+        let (body, scratch, steps) = match (entry, lk.rows()) {
+            (EntryPoint::Rows, Some(r)) => (&r.body, &r.scratch[..], &r.steps),
+            _ => (&lk.body, &lk.scratch[..], &lk.steps),
         };
         let work = Work {
             body,
             scratch,
             reverse: Reverse::Keys {
                 lanes: lk.lane_loops(),
-                split: lowered.target.barriers && k.sharing == Some(Sharing::Split),
+                threads: thread_loops(steps),
             },
             blocks: lk.form == Form::Interchanged && k.mapping == Mapping::ColumnReduction,
         };
@@ -131,12 +131,29 @@ enum Reverse {
     /// Those [`crate::lanes_independent`] allows (the plan's facts); with
     /// `split`, every top-level single-variable loop too.
     Rule { split: bool },
-    /// Those whose [`LoopKey`] is in `lanes` (the lowering's decisions);
-    /// with `split`, every top-level single-variable loop too.
+    /// Those whose [`LoopKey`] is in `lanes` or `threads` (the lowering's
+    /// decisions: loops on vector lanes, loops a block's threads split).
     Keys {
         lanes: BTreeSet<LoopKey>,
-        split: bool,
+        threads: BTreeSet<LoopKey>,
     },
+}
+
+/// The loops a GPU block's threads split, by the lowering's steps
+/// ([`RowStep::Split`], and the fill of a [`RowStep::FillAndReduce`]).
+fn thread_loops(steps: &[RowStep]) -> BTreeSet<LoopKey> {
+    let mut keys = BTreeSet::new();
+    for st in steps {
+        let (RowStep::Split(s) | RowStep::FillAndReduce { fill: s, .. }) = st else {
+            continue;
+        };
+        if let Stmt::For { vars, span, .. } = s {
+            if let Some(v) = vars.last() {
+                keys.insert(LoopKey::new(*span, &v.name));
+            }
+        }
+    }
+    keys
 }
 
 /// Runs kernel `k` (number `n` in the plan) over `arrays`.
@@ -216,10 +233,13 @@ fn run_items(
                 &|last, inner, _| crate::lanes_independent(last, inner),
                 &mut 0,
             ),
-            Reverse::Keys { lanes, split } => reversed_lane_loops(
+            Reverse::Keys { lanes, threads } => reversed_lane_loops(
                 work.body,
-                *split,
-                &|last, _, span| lanes.contains(&LoopKey::new(span, &last.name)),
+                false,
+                &|last, _, span| {
+                    let key = LoopKey::new(span, &last.name);
+                    lanes.contains(&key) || threads.contains(&key)
+                },
                 &mut 0,
             ),
         };

@@ -294,8 +294,9 @@ fn generator_covers_the_rules() {
 }
 
 /// The lowered executor has teeth: a lowering that ran a dependent loop as
-/// vector lanes (a running sum along the row) gives a result that differs
-/// from sequential order, and the real lowering does not.
+/// vector lanes, or split it over a block's threads (a running sum along
+/// the row), gives a result that differs from sequential order, and the
+/// real lowerings do not.
 #[test]
 fn a_lowering_that_vectorises_a_dependent_loop_is_caught() {
     let text = "program scan(x: in f32[M, N], y: inout f32[M, N], t: out f32[M]) {
@@ -345,6 +346,39 @@ fn a_lowering_that_vectorises_a_dependent_loop_is_caught() {
         bits(&got["y"]),
         bits(&oracle["y"]),
         "a wrong lowering must be caught"
+    );
+    // On the GPU the row runs in lockstep; steps that split the running
+    // sum over the block's threads are caught the same way.
+    let cuda = lower_kernels(&plan, Target::cuda(8));
+    let mut got = args.clone();
+    execute_lowered(
+        &plan,
+        &cuda,
+        EntryPoint::General,
+        &mut got,
+        &sizes,
+        Order::Shuffled(5),
+    )
+    .unwrap();
+    assert_eq!(bits(&got["y"]), bits(&oracle["y"]));
+    let mut wrong = cuda.clone();
+    let scan = plan.kernels[0].body[1].clone();
+    assert!(matches!(scan, tile_ir::Stmt::For { .. }));
+    wrong.kernels[0].steps = vec![tile_plan::kernel_ir::RowStep::Split(scan)];
+    let mut got = args.clone();
+    execute_lowered(
+        &plan,
+        &wrong,
+        EntryPoint::General,
+        &mut got,
+        &sizes,
+        Order::Shuffled(5),
+    )
+    .unwrap();
+    assert_ne!(
+        bits(&got["y"]),
+        bits(&oracle["y"]),
+        "a wrong split must be caught"
     );
 }
 
