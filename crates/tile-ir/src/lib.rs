@@ -59,4 +59,4 @@ pub use print::print_file;
 pub use program::{Dim, LoopVar, Param, ParamIndex, Program, Stmt};
 pub use span::Span;
 pub use types::{DType, Role};
-pub use verify::{infer_type, verify, VerifyError};
+pub use verify::{infer_type, verify, verify_generated, VerifyError};

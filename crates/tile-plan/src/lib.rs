@@ -45,6 +45,7 @@ mod plan_groups;
 mod remove_dead_code;
 mod share_common_values;
 pub mod split_reductions;
+mod verify_kernels;
 
 pub use cache_reduced_values::{
     cache_reduced_values, cache_row, fill_read_back, replace_read_back, scratch_params,
@@ -154,14 +155,25 @@ pub fn compile_skipping(
     if log {
         eprintln!("== after plan_groups ==\n{plan}");
     }
+    // Kernel-level passes are verified too: each kernel's bodies, as a
+    // program over its domain (verify_kernels.rs).
+    let check = |pass: &str, kernels: &[Kernel]| {
+        if cfg!(debug_assertions) {
+            verify_kernels::verify_kernels(pass, &p, kernels);
+        }
+    };
+    check("plan_groups", &plan.kernels);
     if skip != Some("cache_reduced_values") {
         cache_reduced_values(&p, &mut plan.kernels);
+        check("cache_reduced_values", &plan.kernels);
     }
     if skip != Some("interchange_columns") {
         interchange_columns(&p, &mut plan.kernels);
+        check("interchange_columns", &plan.kernels);
     }
     if skip != Some("interchange_row_loops") {
         interchange_row_loops(&p, &mut plan.kernels);
+        check("interchange_row_loops", &plan.kernels);
     }
     plan.notes = find_costs::find_costs(&plan.kernels);
     let copies = find_failing_checks::find_failing_checks(&plan);

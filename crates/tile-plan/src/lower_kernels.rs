@@ -124,6 +124,23 @@ pub fn lower_kernel(
             Mapping::FullReduction => k.full_parts().is_some_and(|f| f.deep),
             _ => false,
         };
+    // Every body a lowered kernel runs verifies (debug builds).
+    if cfg!(debug_assertions) {
+        let blocks = form == Form::Interchanged && k.mapping == Mapping::ColumnReduction;
+        crate::verify_kernels::verify_body("lower_kernels", program, k, &body, &scratch, blocks);
+        for e in &entries {
+            if let Entry::Rows(r) = e {
+                crate::verify_kernels::verify_body(
+                    "lower_kernels (_rows)",
+                    program,
+                    k,
+                    &r.body,
+                    &r.scratch,
+                    false,
+                );
+            }
+        }
+    }
     LoweredKernel {
         name: k.name.clone(),
         mapping: k.mapping,
