@@ -1,9 +1,9 @@
 //! ARCHITECTURE.md is the map of the code and docs/internals.md its
 //! detail: every path either names (a backticked token with a `/` or a
-//! file extension) must exist, and every Rust item either names (`a::b`,
-//! `Kernel::sharing`, `lower_kernels`) must still be spelled somewhere in
-//! the sources, so a rename or a removal that leaves the map behind fails
-//! here. A bare file name (`emit.rs` under a crate's heading) must exist
+//! file extension) must exist, and every Rust item either names (each
+//! segment of `Kernel::sharing`, `lower_kernels`, `RowStep`) must still be
+//! spelled as a word somewhere in the sources, so a rename or a removal
+//! that leaves the map behind fails here. A bare file name (`emit.rs` under a crate's heading) must exist
 //! somewhere in the repository.
 
 use std::collections::BTreeSet;
@@ -76,21 +76,34 @@ fn exists(t: &str, names: &BTreeSet<String>) -> bool {
     false
 }
 
-/// A token that names a Rust item: `a::b::c`, or one snake_case or
-/// CamelCase identifier with an underscore or a capital inside.
-fn item(t: &str) -> Option<&str> {
+/// The identifiers a token names as Rust items: each segment of `a::b::c`,
+/// or one snake_case identifier with an underscore inside, or one
+/// CamelCase identifier (a capital, then lowercase letters) of at least
+/// four letters. Generated names (`__scr0`) and environment variables
+/// (`TILE_LOG`) are not items.
+fn items(t: &str) -> Vec<&str> {
     let ident = |s: &str| {
         !s.is_empty()
             && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
             && !s.starts_with(|c: char| c.is_ascii_digit())
     };
-    let last = t.rsplit("::").next()?;
     if t.contains("::") {
-        return t.split("::").all(ident).then_some(last);
+        return if t.split("::").all(ident) {
+            t.split("::").collect()
+        } else {
+            Vec::new()
+        };
     }
-    // Generated names (`__scr0`) and environment variables are not items.
-    let named = ident(t) && !t.starts_with("__") && t.chars().any(|c| c.is_ascii_lowercase());
-    (named && t.contains('_')).then_some(t)
+    if !ident(t) || t.starts_with("__") || !t.chars().any(|c| c.is_ascii_lowercase()) {
+        return Vec::new();
+    }
+    let snake = t.contains('_');
+    let camel = t.starts_with(|c: char| c.is_ascii_uppercase()) && !snake && t.len() >= 4;
+    if snake || camel {
+        vec![t]
+    } else {
+        Vec::new()
+    }
 }
 
 /// Every `.rs` and `.py` file under the repository's sources.
@@ -159,10 +172,12 @@ fn the_maps_name_only_what_exists() {
                 if !exists(&t, &names) {
                     missing.push(format!("{doc}: path `{t}`"));
                 }
-            } else if let Some(name) = item(&t) {
-                checked += 1;
-                if !spelled(&sources, name) {
-                    missing.push(format!("{doc}: item `{t}`"));
+            } else {
+                for name in items(&t) {
+                    checked += 1;
+                    if !spelled(&sources, name) {
+                        missing.push(format!("{doc}: item `{name}` of `{t}`"));
+                    }
                 }
             }
         }
@@ -208,14 +223,16 @@ fn the_checks_see_a_missing_path_and_a_missing_item() {
         assert!(!is_path(not_a_path), "{not_a_path}");
     }
     assert_eq!(
-        item("kernel_ir::no_such_item"),
-        Some("no_such_item"),
+        items("kernel_ir::no_such_item"),
+        ["kernel_ir", "no_such_item"],
         "an item path"
     );
+    assert_eq!(items("RowStep"), ["RowStep"], "a type");
     // Built at run time: this file is among the sources searched.
     let absent = ["no_such", "item_anywhere"].join("_");
     assert!(!spelled(&sources, &absent));
     assert!(spelled(&sources, "lower_kernels"));
-    assert_eq!(item("TILE_CUDA_ROWS"), None, "environment variables");
+    assert!(items("TILE_CUDA_ROWS").is_empty(), "environment variables");
+    assert!(items("__scr0").is_empty() && items("x").is_empty());
     assert_eq!(tokens("a `x.rs` b\n```\n`y.rs`\n```\n`z`"), ["x.rs", "z"]);
 }

@@ -74,8 +74,9 @@ pub(crate) fn column_reduction(p: &mut Printer, k: &Kernel, lowered: &LoweredKer
                 p.close();
             }
             RowStep::Barrier(_) => p.line("__syncthreads();"),
-            // Rows only: a column's body has no loop or `if`.
-            _ => {}
+            // Rows only: the lowering gives a column's body no loop or
+            // `if` (find_row_forms), so this is a Tile bug, reported.
+            other => p.refuse(format!("a column kernel cannot run the step {other:?}")),
         }
     }
     p.truncate_scope(depth);

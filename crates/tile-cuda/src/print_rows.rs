@@ -201,9 +201,14 @@ fn step_of(p: &mut Printer, step: &RowStep, row: &str, ctx: &mut RowCtx) {
             unfused,
         } => {
             let (fill, bind) = (staged(fill, row, ctx), staged(bind, row, ctx));
-            if !fill_and_reduce(p, &fill, &bind, *op, ctx) {
+            match fill_and_reduce(p, &fill, &bind, *op, ctx) {
+                Fused::Yes => {}
                 // The fill's loop was printed: the steps after it.
-                steps_of(p, unfused.get(1..).unwrap_or(&[]), row, ctx);
+                Fused::FillOnly => match unfused.split_first() {
+                    Some((RowStep::Split(_), rest)) => steps_of(p, rest, row, ctx),
+                    _ => p.refuse("a fused fill's unfused steps do not start with its loop".into()),
+                },
+                Fused::NotAPair => steps_of(p, unfused, row, ctx),
             }
         }
         RowStep::FirstThread(stmts) => {
@@ -554,23 +559,33 @@ fn loop_bounds(p: &mut Printer, lo: &Expr, hi: &Expr) -> (String, String) {
     (bl, bh)
 }
 
+/// What [`fill_and_reduce`] printed.
+enum Fused {
+    /// The fill and the reduction as one loop, then the binding.
+    Yes,
+    /// The fill's loop alone (its body has no vector form): the unfused
+    /// steps after it follow.
+    FillOnly,
+    /// Nothing: the statements are not a fill and a binding (the unfused
+    /// steps follow, all of them).
+    NotAPair,
+}
+
 /// Prints a scratch row's fill and the reduction reading it back as one
 /// loop, then the binding ([`RowStep::FillAndReduce`]); `fill` and `bind`
-/// are a pair the lowering fused ([`RowEntry::fused`]). Where the fill's
-/// body has no vector form, prints the fill's loop alone and returns false
-/// (the caller prints the unfused steps after it).
+/// are a pair the lowering fused ([`RowEntry::fused`]).
 fn fill_and_reduce(
     p: &mut Printer,
     fill: &Stmt,
     bind: &Stmt,
     op: ReduceOp,
     ctx: &mut RowCtx,
-) -> bool {
+) -> Fused {
     let (Stmt::For { vars, body, .. }, Stmt::Let { name, value, span }) = (fill, bind) else {
-        return true;
+        return Fused::NotAPair;
     };
     let [Stmt::Store { buf, .. }] = body.as_slice() else {
-        return true;
+        return Fused::NotAPair;
     };
     let lv = &vars[0];
     p.set_line(fill.span().line);
@@ -581,7 +596,7 @@ fn fill_and_reduce(
     if !quad_loops::fusable(p, &rl, body, batch) {
         // The fill as a loop of its own.
         for_body(p, lv, (body, batch), &bl, &bh, ctx);
-        return false;
+        return Fused::FillOnly;
     }
     let (acc, set) = ctx.next_reduction(p);
     p.line(format!("float {acc} = {};", start(op, VTy::F32)));
@@ -604,5 +619,5 @@ fn fill_and_reduce(
         span: *span,
     };
     row_stmt(p, &rest, ctx);
-    true
+    Fused::Yes
 }

@@ -305,6 +305,12 @@ impl<'a> Printer<'a> {
         name
     }
 
+    /// Records a problem a target layer found (a step it cannot print);
+    /// the kernel is then reported unprintable.
+    pub fn refuse(&mut self, msg: String) {
+        self.error(msg);
+    }
+
     /// Records a problem; the kernel is then reported unprintable.
     pub(crate) fn error(&mut self, msg: String) {
         if !self.errors.contains(&msg) {

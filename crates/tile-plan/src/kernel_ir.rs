@@ -457,6 +457,15 @@ fn steps_json(steps: &[RowStep]) -> Value {
     )
 }
 
+/// `steps` in braces (`{}` when there are none).
+fn braced(steps: &[RowStep]) -> String {
+    if steps.is_empty() {
+        "{}".to_string()
+    } else {
+        format!("{{ {} }}", show_steps(steps))
+    }
+}
+
 /// `steps` in one line for `tile plan --target` (each statement by its kind
 /// and line).
 fn show_steps(steps: &[RowStep]) -> String {
@@ -480,29 +489,25 @@ fn show_steps(steps: &[RowStep]) -> String {
                 format!("fill {} reduced into {}", name(fill), name(bind))
             }
             RowStep::FirstThreadStore(s) => format!("reduce, first thread stores {}", name(s)),
-            RowStep::FirstThread(_) => "first thread runs the row".to_string(),
+            RowStep::FirstThread(_) => "first thread runs it alone".to_string(),
             RowStep::LockstepStore(s) => format!("lockstep store {}", name(s)),
             RowStep::LockstepLoop { vars, span, body } => format!(
-                "lockstep loop {} (line {}) {{ {} }}",
+                "lockstep loop {} (line {}) {}",
                 vars.last().map_or("", |v| v.name.as_str()),
                 span.line,
-                show_steps(body)
+                braced(body)
             ),
             RowStep::LockstepIf {
                 span, then, els, ..
             } => {
                 if els.is_empty() {
-                    format!(
-                        "lockstep if (line {}) {{ {} }}",
-                        span.line,
-                        show_steps(then)
-                    )
+                    format!("lockstep if (line {}) {}", span.line, braced(then))
                 } else {
                     format!(
-                        "lockstep if (line {}) {{ {} }} else {{ {} }}",
+                        "lockstep if (line {}) {} else {}",
                         span.line,
-                        show_steps(then),
-                        show_steps(els)
+                        braced(then),
+                        braced(els)
                     )
                 }
             }

@@ -187,6 +187,7 @@ fn the_runtime_picks_entry_points_by_the_lowerings_rules() {
     let rows = lowered.kernels[0].rows().expect("x is read twice");
     assert!(rows.scratch.is_empty());
     assert!(!rows.stages(RowStaging::Auto, 4096));
+    assert!(!rows.stages(RowStaging::Auto, 8192));
     assert!(rows.stages(RowStaging::Auto, 8193));
     assert!(rows.stages(RowStaging::Always, 4));
 }
@@ -274,7 +275,11 @@ fn kinds(steps: &[RowStep]) -> Vec<String> {
             RowStep::FirstThread(_) => "first_thread".to_string(),
             RowStep::LockstepStore(_) => "lock_store".to_string(),
             RowStep::LockstepLoop { body, .. } => format!("lock_loop[{}]", kinds(body).join(",")),
-            RowStep::LockstepIf { then, .. } => format!("lock_if[{}]", kinds(then).join(",")),
+            RowStep::LockstepIf { then, els, .. } => format!(
+                "lock_if[{}|{}]",
+                kinds(then).join(","),
+                kinds(els).join(",")
+            ),
             RowStep::Barrier(w) => format!("barrier:{w:?}"),
         })
         .collect()
@@ -320,6 +325,35 @@ fn a_gpu_row_is_a_list_of_steps_with_every_barrier() {
             "barrier:AfterLoop",
             "barrier:EndOfItem"
         ]
+    );
+    // An `if` with only an `else`, in a row with a reduction, and a loop
+    // over two variables: lockstep, a barrier after the `if`, after each
+    // iteration and after the loop.
+    let branches = "program br(x: in f32[M, N], y: inout f32[M, N], t: out f32[M]) {
+  for i in 0..M {
+    s = sum(j in 0..N: x[i, j])
+    if s > 0.0 {
+    } else {
+      t[i] = s
+    }
+    for j in 1..N, k in 0..1 {
+      y[i, j] = y[i, j - 1] + s
+    }
+  }
+}";
+    let k = &lower(branches, Target::cuda(8)).kernels[0];
+    assert_eq!(
+        kinds(&k.steps),
+        [
+            "bind",
+            "lock_if[|lock_store]",
+            "barrier:AfterIf",
+            "lock_loop[lock_store,barrier:EndOfIteration]",
+            "barrier:AfterLoop",
+            "barrier:EndOfItem"
+        ],
+        "{}",
+        lower(branches, Target::cuda(8))
     );
     // With nothing to reduce, the first thread runs the row.
     let plain = "program plain(x: in f32[M, N], y: inout f32[M, N]) {
@@ -491,12 +525,20 @@ fn generated_names_are_spelled_in_one_place() {
     let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut found = Vec::new();
     for krate in ["tile-ir", "tile-plan", "tile-emit", "tile-cpu", "tile-cuda"] {
-        let dir = crates.join(krate).join("src");
-        let mut files: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
+        let mut files = Vec::new();
+        let mut dirs = vec![crates.join(krate).join("src")];
+        while let Some(dir) = dirs.pop() {
+            for e in std::fs::read_dir(&dir).unwrap() {
+                let path = e.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|x| x == "rs") {
+                    files.push(path);
+                }
+            }
+        }
         files.sort();
+        assert!(!files.is_empty());
         for f in files {
             if f.ends_with("names.rs") {
                 continue;
