@@ -18,13 +18,57 @@ use std::process::{Command, Output};
 use tile_ir::{npy, Array, ArrayData};
 
 /// The `tile` binary: this build's, or `$TILE_BIN` (the H200 script runs
-/// this test from a copied binary).
+/// this test from a copied binary). A run that has not ended after
+/// [`HANG_SECONDS`] is killed and fails the test: a hang is a failure, not
+/// a wait.
 fn tile(args: &[String]) -> Output {
     let bin = std::env::var_os("TILE_BIN")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_tile")));
-    Command::new(bin).args(args).output().expect("runs")
+    let mut child = Command::new(bin)
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("runs");
+    // Read both pipes while waiting, so a chatty run cannot block on a
+    // full pipe.
+    let out = child.stdout.take().unwrap();
+    let err = child.stderr.take().unwrap();
+    let reader = |mut r: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            let _ = r.read_to_end(&mut v);
+            v
+        })
+    };
+    let (out, err) = (reader(Box::new(out)), reader(Box::new(err)));
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("waits") {
+            break status;
+        }
+        if start.elapsed() > std::time::Duration::from_secs(HANG_SECONDS) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "`tile {}` still running after {HANG_SECONDS} s: killed",
+                args.join(" ")
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    }
 }
+
+/// How long one `tile` run of this test may take (the 20,000-binding chain
+/// plans in well under a second; a GPU kernel whose threads wait for one
+/// that left never ends).
+const HANG_SECONDS: u64 = 120;
 
 fn scratch(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("tile-hostile-{}-{name}", std::process::id()));
