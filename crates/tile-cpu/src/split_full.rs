@@ -14,6 +14,10 @@ impl FullPrint<'_> {
     /// The body of `tile_kN`: chunks `[lo, hi)` into `tile_part`, which
     /// follows the kernel's `nparams` parameters in `A`.
     pub(crate) fn print_chunks(&self, p: &mut Printer, nparams: usize) {
+        // A failing check names the reduction's statement.
+        if let Some(s) = self.0.finish.first() {
+            p.set_line(s.span().line);
+        }
         p.line(format!(
             "double *restrict tile_part = (double *)A[{nparams}];"
         ));

@@ -147,6 +147,29 @@ fn out_of_box_index_is_an_error() {
 }
 
 #[test]
+fn a_whole_array_sum_names_its_line_when_an_index_leaves_the_box() {
+    let p = tile_ir::parse_program(
+        "program g(v: in f32[N], ix: in i32[N], y: out f32) {\n  y = sum(j in 0..N: v[ix[j] + j])\n}",
+    )
+    .expect("parses");
+    let (_, m) = common::build(&p, true);
+    let n = 4096;
+    let mut a = BTreeMap::from([
+        ("v".to_string(), Array::zeros(DType::F32, &[n])),
+        (
+            "ix".to_string(),
+            Array::new(vec![n], tile_ir::ArrayData::I32((0..n as i32).collect())).unwrap(),
+        ),
+        ("y".to_string(), Array::zeros(DType::F32, &[])),
+    ]);
+    let e = m.run(&mut a, &Sizes::new()).unwrap_err();
+    assert!(
+        matches!(e, CpuError::OutOfBounds { ref buf, line: 2, .. } if buf == "v"),
+        "{e}"
+    );
+}
+
+#[test]
 fn conditional_out_of_box_index_is_fine_when_guarded() {
     let p = tile_ir::parse_program(
         "program guarded(x: in f32[N], y: out f32[N]) { for i in 0..N { if i + 1 < N { y[i] = x[i + 1] } } }",

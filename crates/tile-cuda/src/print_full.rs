@@ -20,6 +20,10 @@ impl FullPrint<'_> {
         // (full_sum at 4096x4096: 25.1 us at one, 25.6 at two, 32.5 at
         // four quads per step).
         let unroll = 1;
+        // A failing check names the reduction's statement.
+        if let Some(s) = self.0.finish.first() {
+            p.set_line(s.span().line);
+        }
         p.line(format!(
             "double *__restrict__ tile_part = (double *)a.A[{nparams}];"
         ));
