@@ -319,67 +319,34 @@ fn a_lowering_that_vectorises_a_dependent_loop_is_caught() {
         .iter()
         .position(|l| l.scalar.is_some())
         .expect("the running sum runs one iteration at a time");
-    let mut got = args.clone();
-    execute_lowered(
-        &plan,
-        &lowered,
-        EntryPoint::General,
-        &mut got,
-        &sizes,
-        Order::Shuffled(5),
-    )
-    .unwrap();
-    assert_eq!(bits(&got["y"]), bits(&oracle["y"]));
+    // `y` after a shuffled run of `l`.
+    let run = |l: &tile_plan::kernel_ir::Lowered| {
+        let mut got = args.clone();
+        execute_lowered(
+            &plan,
+            l,
+            EntryPoint::General,
+            &mut got,
+            &sizes,
+            Order::Shuffled(5),
+        )
+        .unwrap();
+        bits(&got["y"])
+    };
+    let want = bits(&oracle["y"]);
+    assert_eq!(run(&lowered), want);
     let mut wrong = lowered.clone();
     wrong.kernels[0].loops[dependent].scalar = None;
-    let mut got = args.clone();
-    execute_lowered(
-        &plan,
-        &wrong,
-        EntryPoint::General,
-        &mut got,
-        &sizes,
-        Order::Shuffled(5),
-    )
-    .unwrap();
-    assert_ne!(
-        bits(&got["y"]),
-        bits(&oracle["y"]),
-        "a wrong lowering must be caught"
-    );
+    assert_ne!(run(&wrong), want, "a wrong lowering must be caught");
     // On the GPU the row runs in lockstep; steps that split the running
     // sum over the block's threads are caught the same way.
     let cuda = lower_kernels(&plan, Target::cuda(8));
-    let mut got = args.clone();
-    execute_lowered(
-        &plan,
-        &cuda,
-        EntryPoint::General,
-        &mut got,
-        &sizes,
-        Order::Shuffled(5),
-    )
-    .unwrap();
-    assert_eq!(bits(&got["y"]), bits(&oracle["y"]));
+    assert_eq!(run(&cuda), want);
     let mut wrong = cuda.clone();
     let scan = plan.kernels[0].body[1].clone();
     assert!(matches!(scan, tile_ir::Stmt::For { .. }));
     wrong.kernels[0].steps = vec![tile_plan::kernel_ir::RowStep::Split(scan)];
-    let mut got = args.clone();
-    execute_lowered(
-        &plan,
-        &wrong,
-        EntryPoint::General,
-        &mut got,
-        &sizes,
-        Order::Shuffled(5),
-    )
-    .unwrap();
-    assert_ne!(
-        bits(&got["y"]),
-        bits(&oracle["y"]),
-        "a wrong split must be caught"
-    );
+    assert_ne!(run(&wrong), want, "a wrong split must be caught");
 }
 
 fn bits(a: &tile_ir::Array) -> Vec<u64> {
