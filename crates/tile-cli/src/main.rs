@@ -67,6 +67,24 @@ enum Command {
         #[command(flatten)]
         source: Source,
     },
+    /// Print the derivative program: the gradients of the inputs named by
+    /// --wrt, given a cotangent `grad_Y` of each float output `Y`
+    /// (reverse mode; docs/guide/derivatives.md).
+    ///
+    /// The result is an ordinary program (named NAME_grad): save it and
+    /// `tile plan`, `tile run` or `tile bench` it like any other.
+    Grad {
+        #[command(flatten)]
+        source: Source,
+        /// The float `in` parameters to differentiate with respect to,
+        /// comma-separated: `--wrt x` or `--wrt x,w`.
+        #[arg(long, value_delimiter = ',', required = true)]
+        wrt: Vec<String>,
+        /// Also write the program's own outputs in the same program (value
+        /// and gradient in one pass, sharing what both compute).
+        #[arg(long)]
+        with_value: bool,
+    },
     /// Show how the program will run: kernels, mappings, fallbacks.
     Plan {
         #[command(flatten)]
@@ -260,6 +278,22 @@ fn dispatch(cmd: Command) -> Result<(), String> {
             let (file, program) = load::program(&source.file, source.program.as_deref())?;
             tile_ir::verify(&program).map_err(|e| load::located(&file, &e.diagnostics))?;
             print!("{}", tile_ir::print_file(std::slice::from_ref(&program)));
+            Ok(())
+        }
+        Command::Grad {
+            source,
+            wrt,
+            with_value,
+        } => {
+            let (file, program) = load::program(&source.file, source.program.as_deref())?;
+            let options = tile_ir::GradOptions { wrt, with_value };
+            let grad = tile_ir::differentiate(&program, &options).map_err(|e| match e {
+                tile_ir::GradError::Unsupported(d) => {
+                    load::located(&file, std::slice::from_ref(&d))
+                }
+                e => format!("{file}: error: {e}"),
+            })?;
+            print!("{}", tile_ir::print_file(std::slice::from_ref(&grad)));
             Ok(())
         }
         Command::Plan {

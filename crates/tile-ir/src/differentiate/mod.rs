@@ -1,0 +1,738 @@
+//! Reverse-mode differentiation (`tile grad`): from a program, the program
+//! that computes the gradients of chosen inputs given cotangents of its
+//! outputs. The result is an ordinary Tile program (printed, parsed back
+//! and verified), so it is planned, fused and run like any other.
+//!
+//! The derivative program recomputes the forward values it needs: each
+//! block (the program's body, a loop's body, a branch of an `if`) keeps
+//! its bindings, then binds the adjoint `grad_a` of each of its float
+//! bindings, last first, as the sum of what the uses after it contribute.
+//! A contribution from inside a loop leaves it as a `sum` over the loop's
+//! variables, with the loop's bindings written out in it; one from inside
+//! an `if` leaves it under the condition (a `select`, or an empty-or-one
+//! `sum` where it reads memory, so nothing is read that the program would
+//! not read). Each load of a differentiated input is a contribution to
+//! its gradient; `place` turns them into the gradient's stores and
+//! `tidy` fills them in, renames shadowing variables and drops what the
+//! gradients do not use. docs/guide/derivatives.md is the user's account.
+
+mod check;
+mod partials;
+mod place;
+mod tidy;
+
+use crate::scope::Scope;
+use crate::{
+    infer_type, BinOp, DType, Diagnostic, Expr, Func, LoopVar, Param, Program, ReduceOp, Role,
+    Span, Stmt,
+};
+use std::collections::{HashMap, HashSet};
+
+/// Why a program could not be differentiated.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum GradError {
+    /// The request: no input named, or one that is unknown, not an input,
+    /// or not a float.
+    #[error("{0}")]
+    Request(String),
+    /// A construct differentiation does not handle, where it is.
+    #[error("{0}")]
+    Unsupported(Diagnostic),
+    /// A bug: the derivative program does not parse or verify.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+/// What to differentiate.
+#[derive(Clone, Debug, Default)]
+pub struct GradOptions {
+    /// The `in` parameters whose gradients the derivative program writes.
+    pub wrt: Vec<String>,
+    /// Also write the program's own outputs, in the same program (value
+    /// and gradient fused).
+    pub with_value: bool,
+}
+
+/// How many expression nodes one contribution may hold once the bindings
+/// of the loops it leaves are written out in it.
+pub const MAX_INLINED_NODES: usize = 100_000;
+
+/// The derivative program of `program` (which must verify) with respect to
+/// `options.wrt`: named `NAME_grad`, it takes the program's `in`
+/// parameters, then `grad_Y: in` for each float output `Y` (the output's
+/// cotangent), then, with `with_value`, the program's outputs, then
+/// `grad_X: out` for each `X` of `wrt`, in that order. A name already
+/// taken gets a suffix (`grad_x_2`).
+pub fn differentiate(program: &Program, options: &GradOptions) -> Result<Program, GradError> {
+    crate::verify(program).map_err(|e| GradError::Request(e.to_string()))?;
+    check::check(program, &options.wrt)?;
+    let mut d = Deriver::new(program, options);
+    let (_, mirror, outflow) = d.block(&program.body, None, Vec::new())?;
+    if let Some((name, _)) = outflow.first() {
+        return Err(GradError::Internal(format!("`{name}` has no block")));
+    }
+    let (mut body, mut placements) = place::place(&mut d)?;
+    body.extend(mirror);
+    tidy::fill(&mut body, &mut placements);
+    let mut visible: HashSet<String> = program.params.iter().map(|p| p.name.clone()).collect();
+    visible.extend(d.params.iter().map(|p| p.name.clone()));
+    visible.extend(program.size_symbols());
+    tidy::unshadow(&mut body, &mut visible, &mut d.namer);
+    tidy::prune(&mut body, &mut HashSet::new());
+    let mut nodes = 0usize;
+    body.iter()
+        .for_each(|s| s.walk_exprs(&mut |e| e.walk(&mut |_| nodes += 1)));
+    if nodes > crate::verify::MAX_NODES {
+        return Err(GradError::Unsupported(Diagnostic::new(
+            program.span,
+            format!(
+                "the derivative of `{}` would hold {nodes} expression nodes, more than the {} a \
+                 program may hold",
+                program.name,
+                crate::verify::MAX_NODES
+            ),
+        )));
+    }
+    let out = Program {
+        name: format!("{}_grad", program.name),
+        params: std::mem::take(&mut d.params),
+        body,
+        span: program.span,
+    };
+    let text = out.to_string();
+    let parsed = crate::parse_program(&text).map_err(|e| {
+        GradError::Internal(format!(
+            "the derivative program does not parse: {e}\n{text}"
+        ))
+    })?;
+    crate::verify(&parsed).map_err(|e| {
+        GradError::Internal(format!(
+            "the derivative program does not verify: {e}\n{text}"
+        ))
+    })?;
+    Ok(parsed)
+}
+
+/// Fresh names: never one the program uses anywhere, nor one made before.
+pub(super) struct Namer {
+    taken: HashSet<String>,
+}
+
+impl Namer {
+    fn of(program: &Program) -> Namer {
+        let mut taken: HashSet<String> = program.params.iter().map(|p| p.name.clone()).collect();
+        taken.extend(program.size_symbols());
+        program.walk(&mut |s| match s {
+            Stmt::Let { name, .. } => {
+                taken.insert(name.clone());
+            }
+            Stmt::For { vars, .. } => taken.extend(vars.iter().map(|v| v.name.clone())),
+            _ => {}
+        });
+        for s in &program.body {
+            s.walk_exprs(&mut |e| {
+                e.walk(&mut |n| match n {
+                    Expr::Reduce { var, .. } => {
+                        taken.insert(var.clone());
+                    }
+                    Expr::Var(v) => {
+                        taken.insert(v.clone());
+                    }
+                    _ => {}
+                })
+            });
+        }
+        Namer { taken }
+    }
+
+    /// `base`, or `base_2`, `base_3`, ... : the first not yet taken.
+    pub(super) fn fresh(&mut self, base: &str) -> String {
+        let mut name = base.to_string();
+        let mut k = 2;
+        while self.taken.contains(&name) {
+            name = format!("{base}_{k}");
+            k += 1;
+        }
+        self.taken.insert(name.clone());
+        name
+    }
+}
+
+/// A name visible while deriving: where it is bound and what it holds.
+#[derive(Clone, Copy)]
+struct Binding {
+    block: usize,
+    dtype: DType,
+    /// A float binding that depends on a differentiated input.
+    active: bool,
+    /// A binding (`name = e`), not a loop or reduction variable.
+    is_let: bool,
+}
+
+/// One level of iteration or condition around a statement.
+#[derive(Clone, Debug)]
+pub(super) struct Frame {
+    /// Unique per loop variable, reduction or branch.
+    pub(super) id: usize,
+    pub(super) kind: FrameKind,
+}
+
+#[derive(Clone, Debug)]
+pub(super) enum FrameKind {
+    /// A `for` variable (`reduce: false`) or a reduction's (`true`).
+    Loop {
+        var: String,
+        lo: Expr,
+        hi: Expr,
+        reduce: bool,
+    },
+    /// A branch of an `if`.
+    Cond,
+}
+
+/// A block of the derivative program, mirroring one of the program's.
+pub(super) struct Block {
+    pub(super) parent: Option<usize>,
+    /// Every frame around the block, outermost first.
+    pub(super) frames: Vec<Frame>,
+    /// Its bindings in order: the program's, then the adjoints.
+    pub(super) lets: Vec<(String, Expr)>,
+}
+
+/// One load of a differentiated input and what it contributes to the
+/// input's gradient at the loaded index.
+pub(super) struct Site {
+    pub(super) param: String,
+    pub(super) idx: Vec<Expr>,
+    /// The innermost block around the load.
+    pub(super) block: usize,
+    /// The reductions around the load inside its statement, outermost first.
+    pub(super) reduce: Vec<Frame>,
+    pub(super) value: Expr,
+    pub(super) span: Span,
+}
+
+/// A derived block: its id, its statements in the derivative program, and
+/// the contributions it makes to bindings of enclosing blocks.
+type Derived = (usize, Vec<Stmt>, Vec<(String, Expr)>);
+
+/// Where a contribution is being made.
+struct Cx {
+    block: usize,
+    span: Span,
+}
+
+/// The derivation's state.
+pub(super) struct Deriver<'p> {
+    pub(super) program: &'p Program,
+    /// Differentiated inputs and their gradient parameters, in order.
+    pub(super) grads: Vec<(String, String)>,
+    /// Float outputs and their cotangent parameters.
+    cotangents: HashMap<String, String>,
+    with_value: bool,
+    pub(super) namer: Namer,
+    /// The derivative program's parameters.
+    pub(super) params: Vec<Param>,
+    scope: Scope<Binding>,
+    pub(super) blocks: Vec<Block>,
+    pub(super) sites: Vec<Site>,
+    frames: usize,
+}
+
+impl<'p> Deriver<'p> {
+    fn new(program: &'p Program, options: &GradOptions) -> Deriver<'p> {
+        let mut namer = Namer::of(program);
+        let mut params: Vec<Param> = program
+            .params
+            .iter()
+            .filter(|p| p.role == Role::In)
+            .cloned()
+            .collect();
+        let mut cotangents = HashMap::new();
+        for p in program
+            .params
+            .iter()
+            .filter(|p| p.role == Role::Out && p.dtype.is_float())
+        {
+            let name = namer.fresh(&format!("grad_{}", p.name));
+            cotangents.insert(p.name.clone(), name.clone());
+            params.push(Param {
+                name,
+                role: Role::In,
+                ..p.clone()
+            });
+        }
+        if options.with_value {
+            params.extend(
+                program
+                    .params
+                    .iter()
+                    .filter(|p| p.role == Role::Out)
+                    .cloned(),
+            );
+        }
+        let mut grads = Vec::new();
+        for x in &options.wrt {
+            let p = program.param(x).expect("checked: a parameter");
+            let name = namer.fresh(&format!("grad_{x}"));
+            grads.push((x.clone(), name.clone()));
+            params.push(Param {
+                name,
+                role: Role::Out,
+                ..p.clone()
+            });
+        }
+        Deriver {
+            program,
+            grads,
+            cotangents,
+            with_value: options.with_value,
+            namer,
+            params,
+            scope: Scope::default(),
+            blocks: Vec::new(),
+            sites: Vec::new(),
+            frames: 0,
+        }
+    }
+
+    fn frame(&mut self, kind: FrameKind) -> Frame {
+        self.frames += 1;
+        Frame {
+            id: self.frames,
+            kind,
+        }
+    }
+
+    fn ty(&self, e: &Expr) -> DType {
+        infer_type(e, &|n| self.scope.get(n).map(|b| b.dtype), self.program)
+    }
+
+    /// True when `e` depends on a differentiated input.
+    fn is_active(&self, e: &Expr) -> bool {
+        let mut active = false;
+        e.walk(&mut |n| match n {
+            Expr::Load { buf, .. } => active |= self.grads.iter().any(|(x, _)| x == buf),
+            Expr::Var(v) => active |= self.scope.get(v).is_some_and(|b| b.is_let && b.active),
+            _ => {}
+        });
+        active
+    }
+
+    /// Binds `name = value` in block `id` of the derivative program.
+    fn emit(&mut self, id: usize, out: &mut Vec<Stmt>, name: &str, value: Expr, span: Span) {
+        let dtype = self.ty(&value);
+        self.scope.push(
+            name.to_string(),
+            Binding {
+                block: id,
+                dtype,
+                active: false,
+                is_let: true,
+            },
+        );
+        self.blocks[id].lets.push((name.to_string(), value.clone()));
+        out.push(Stmt::Let {
+            name: name.to_string(),
+            value,
+            span,
+        });
+    }
+
+    /// Derives one block: returns its id, its statements in the derivative
+    /// program, and the contributions its statements make to bindings of
+    /// enclosing blocks (still in terms of this block's bindings).
+    fn block(
+        &mut self,
+        stmts: &[Stmt],
+        parent: Option<usize>,
+        own: Vec<Frame>,
+    ) -> Result<Derived, GradError> {
+        let id = self.blocks.len();
+        let mut frames = parent.map_or_else(Vec::new, |p| self.blocks[p].frames.clone());
+        frames.extend(own);
+        self.blocks.push(Block {
+            parent,
+            frames,
+            lets: Vec::new(),
+        });
+        let depth = self.scope.len();
+        for s in stmts {
+            if let Stmt::Let { name, value, .. } = s {
+                let dtype = self.ty(value);
+                let active = dtype.is_float() && self.is_active(value);
+                self.scope.push(
+                    name.clone(),
+                    Binding {
+                        block: id,
+                        dtype,
+                        active,
+                        is_let: true,
+                    },
+                );
+                self.blocks[id].lets.push((name.clone(), value.clone()));
+            }
+        }
+        let mut bars: HashMap<String, Vec<Expr>> = HashMap::new();
+        let mut outflow = Vec::new();
+        let mut adjoints = Vec::new();
+        let mut mirror: Vec<Option<Stmt>> = vec![None; stmts.len()];
+        for (k, s) in stmts.iter().enumerate().rev() {
+            let mut flows = Vec::new();
+            let cx = Cx {
+                block: id,
+                span: s.span(),
+            };
+            match s {
+                Stmt::Store {
+                    buf, idx, value, ..
+                } => {
+                    if self.with_value {
+                        mirror[k] = Some(s.clone());
+                    }
+                    if let Some(c) = self.cotangents.get(buf).cloned() {
+                        let bar = Expr::load(&c, idx.clone());
+                        self.backprop(value, bar, &mut Vec::new(), &cx, &mut flows)?;
+                    }
+                }
+                Stmt::Let { name, value, span } => {
+                    mirror[k] = Some(s.clone());
+                    if let Some(terms) = bars.remove(name) {
+                        let dtype = self.scope.get(name).map_or(DType::F32, |b| b.dtype);
+                        let g = self.namer.fresh(&format!("grad_{name}"));
+                        let sum = partials::add_all(terms).expect("at least one term");
+                        self.emit(id, &mut adjoints, &g, sum, *span);
+                        match value {
+                            Expr::Reduce {
+                                op: ReduceOp::Max | ReduceOp::Min,
+                                var,
+                                lo,
+                                hi,
+                                body,
+                            } => {
+                                let ties = self.namer.fresh(&format!("{name}_ties"));
+                                let count = self.ties(var, lo, hi, body, &Expr::var(name), dtype);
+                                self.emit(id, &mut adjoints, &ties, count, *span);
+                                let result = Some((Expr::var(name), Expr::var(&ties)));
+                                let bar = Expr::var(&g);
+                                self.backprop_reduce(
+                                    value,
+                                    bar,
+                                    result,
+                                    &mut Vec::new(),
+                                    &cx,
+                                    &mut flows,
+                                )?;
+                            }
+                            _ => self.backprop(
+                                value,
+                                Expr::var(&g),
+                                &mut Vec::new(),
+                                &cx,
+                                &mut flows,
+                            )?,
+                        }
+                    }
+                }
+                Stmt::For { vars, body, span } => {
+                    let inner_depth = self.scope.len();
+                    let mut own = Vec::new();
+                    for v in vars {
+                        self.scope.push(v.name.clone(), loop_binding(id));
+                        own.push(self.frame(FrameKind::Loop {
+                            var: v.name.clone(),
+                            lo: v.lo.clone(),
+                            hi: v.hi.clone(),
+                            reduce: false,
+                        }));
+                    }
+                    let (child, inner, child_out) = self.block(body, Some(id), own)?;
+                    self.scope.truncate(inner_depth);
+                    mirror[k] = Some(Stmt::For {
+                        vars: vars.clone(),
+                        body: inner,
+                        span: *span,
+                    });
+                    for (n, mut c) in child_out {
+                        self.inline(child, &mut c, *span)?;
+                        for v in vars.iter().rev() {
+                            c = sum(&v.name, v.lo.clone(), v.hi.clone(), c);
+                        }
+                        flows.push((n, c));
+                    }
+                }
+                Stmt::If {
+                    cond,
+                    then,
+                    els,
+                    span,
+                } => {
+                    let mut branches = Vec::new();
+                    for (branch, holds) in [(then, true), (els, false)] {
+                        let own = vec![self.frame(FrameKind::Cond)];
+                        let (child, inner, child_out) = self.block(branch, Some(id), own)?;
+                        branches.push(inner);
+                        for (n, mut c) in child_out {
+                            self.inline(child, &mut c, *span)?;
+                            flows.push((n, self.guard(cond, holds, c)));
+                        }
+                    }
+                    let els = branches.pop().unwrap_or_default();
+                    let then = branches.pop().unwrap_or_default();
+                    mirror[k] = Some(Stmt::If {
+                        cond: cond.clone(),
+                        then,
+                        els,
+                        span: *span,
+                    });
+                }
+            }
+            for (n, c) in flows {
+                match self.scope.get(&n) {
+                    Some(b) if b.block == id => bars.entry(n).or_default().push(c),
+                    _ => outflow.push((n, c)),
+                }
+            }
+        }
+        self.scope.truncate(depth);
+        let mut out: Vec<Stmt> = mirror.into_iter().flatten().collect();
+        out.extend(adjoints);
+        out.push(tidy::marker(id));
+        Ok((id, out, outflow))
+    }
+
+    /// Writes block `id`'s bindings out in `e` (the last first, so one
+    /// written out in terms of earlier ones has those written out too).
+    pub(super) fn inline(&self, id: usize, e: &mut Expr, span: Span) -> Result<(), GradError> {
+        for (name, value) in self.blocks[id].lets.iter().rev() {
+            if mentions(e, name) {
+                e.substitute(name, value);
+            }
+        }
+        let mut nodes = 0usize;
+        e.walk(&mut |_| nodes += 1);
+        if nodes > MAX_INLINED_NODES {
+            return Err(GradError::Unsupported(Diagnostic::new(
+                span,
+                format!(
+                    "the derivative flowing out of this statement would hold {nodes} expression \
+                     nodes once the loop's bindings are written out (at most \
+                     {MAX_INLINED_NODES}); split the loop or bind fewer shared values in it"
+                ),
+            )));
+        }
+        Ok(())
+    }
+
+    /// A contribution from a branch of `if cond`, made only where the
+    /// branch runs: a `select` when it cannot fail, else a sum over a range
+    /// of one element or none, so no load outside the branch is evaluated.
+    fn guard(&mut self, cond: &Expr, holds: bool, c: Expr) -> Expr {
+        let mut fails = false;
+        c.walk(&mut |n| {
+            fails |= matches!(
+                n,
+                Expr::Load { .. } | Expr::Binary(BinOp::Div | BinOp::Rem, ..)
+            )
+        });
+        let (on, off) = if holds { (1, 0) } else { (0, 1) };
+        if !fails {
+            let (a, b) = if holds {
+                (c, Expr::Float(0.0))
+            } else {
+                (Expr::Float(0.0), c)
+            };
+            return Expr::call(Func::Select, vec![cond.clone(), a, b]);
+        }
+        let var = self.namer.fresh("taken");
+        let count = Expr::call(
+            Func::Select,
+            vec![cond.clone(), Expr::Int(on), Expr::Int(off)],
+        );
+        sum(&var, Expr::Int(0), count, c)
+    }
+
+    /// `sum(v in lo..hi: select(body == result, 1, 0))`: how many elements
+    /// attain a `max` or `min` reduction's result.
+    fn ties(
+        &mut self,
+        var: &str,
+        lo: &Expr,
+        hi: &Expr,
+        body: &Expr,
+        result: &Expr,
+        dtype: DType,
+    ) -> Expr {
+        let (one, zero) = if dtype == self.program.float_type() {
+            (Expr::Float(1.0), Expr::Float(0.0))
+        } else {
+            (
+                Expr::call(Func::Cast(dtype), vec![Expr::Float(1.0)]),
+                Expr::call(Func::Cast(dtype), vec![Expr::Float(0.0)]),
+            )
+        };
+        let hit = Expr::binary(BinOp::Eq, body.clone(), result.clone());
+        sum(
+            var,
+            lo.clone(),
+            hi.clone(),
+            Expr::call(Func::Select, vec![hit, one, zero]),
+        )
+    }
+
+    /// Propagates `bar`, the cotangent of `e`, to the bindings and loads
+    /// `e` reads; `red` holds the reductions around `e` in its statement.
+    fn backprop(
+        &mut self,
+        e: &Expr,
+        bar: Expr,
+        red: &mut Vec<Frame>,
+        cx: &Cx,
+        flows: &mut Vec<(String, Expr)>,
+    ) -> Result<(), GradError> {
+        if !self.is_active(e) || !self.ty(e).is_float() {
+            return Ok(());
+        }
+        match e {
+            Expr::Var(n) => flows.push((n.clone(), wrap_sums(bar, red))),
+            Expr::Load { buf, idx, .. } => self.sites.push(Site {
+                param: buf.clone(),
+                idx: idx.clone(),
+                block: cx.block,
+                reduce: red.clone(),
+                value: bar,
+                span: cx.span,
+            }),
+            Expr::Call(Func::Cast(t), args) => {
+                let from = self.ty(&args[0]);
+                if t.is_float() && from.is_float() {
+                    let bar = if from == *t {
+                        bar
+                    } else {
+                        Expr::call(Func::Cast(from), vec![bar])
+                    };
+                    self.backprop(&args[0], bar, red, cx, flows)?;
+                }
+            }
+            Expr::Reduce {
+                op,
+                var,
+                lo,
+                hi,
+                body,
+            } => {
+                let ties = if *op == ReduceOp::Sum {
+                    None
+                } else {
+                    let fresh = self.namer.fresh(var);
+                    let mut renamed = (**body).clone();
+                    renamed.substitute(var, &Expr::var(&fresh));
+                    let dtype = self.ty(e);
+                    let count = self.ties(&fresh, lo, hi, &renamed, e, dtype);
+                    Some((e.clone(), count))
+                };
+                self.backprop_reduce(e, bar, ties, red, cx, flows)?;
+            }
+            _ => {
+                let children = e.children();
+                for (k, cb) in partials::operand_cotangents(e, &bar) {
+                    self.backprop(children[k], cb, red, cx, flows)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Deriver::backprop`] into a reduction's body; for `max` and `min`,
+    /// `ties` holds the result and how many elements attain it, and the
+    /// cotangent is shared evenly among them.
+    fn backprop_reduce(
+        &mut self,
+        e: &Expr,
+        bar: Expr,
+        ties: Option<(Expr, Expr)>,
+        red: &mut Vec<Frame>,
+        cx: &Cx,
+        flows: &mut Vec<(String, Expr)>,
+    ) -> Result<(), GradError> {
+        let Expr::Reduce {
+            var, lo, hi, body, ..
+        } = e
+        else {
+            return Ok(());
+        };
+        let body_bar = match ties {
+            None => bar,
+            Some((result, count)) => Expr::call(
+                Func::Select,
+                vec![
+                    Expr::binary(BinOp::Eq, (**body).clone(), result),
+                    partials::div(bar, count),
+                    Expr::Float(0.0),
+                ],
+            ),
+        };
+        let depth = self.scope.len();
+        self.scope.push(var.clone(), loop_binding(cx.block));
+        let frame = self.frame(FrameKind::Loop {
+            var: var.clone(),
+            lo: (**lo).clone(),
+            hi: (**hi).clone(),
+            reduce: true,
+        });
+        red.push(frame);
+        let r = self.backprop(body, body_bar, red, cx, flows);
+        red.pop();
+        self.scope.truncate(depth);
+        r
+    }
+}
+
+fn loop_binding(block: usize) -> Binding {
+    Binding {
+        block,
+        dtype: DType::I32,
+        active: false,
+        is_let: false,
+    }
+}
+
+/// `sum(var in lo..hi: body)`.
+pub(super) fn sum(var: &str, lo: Expr, hi: Expr, body: Expr) -> Expr {
+    Expr::Reduce {
+        op: ReduceOp::Sum,
+        var: var.to_string(),
+        lo: Box::new(lo),
+        hi: Box::new(hi),
+        body: Box::new(body),
+    }
+}
+
+/// `bar` summed over the reductions `red` (innermost inside).
+fn wrap_sums(mut bar: Expr, red: &[Frame]) -> Expr {
+    for f in red.iter().rev() {
+        if let FrameKind::Loop { var, lo, hi, .. } = &f.kind {
+            bar = sum(var, lo.clone(), hi.clone(), bar);
+        }
+    }
+    bar
+}
+
+/// True when `e` reads the name `name`.
+pub(super) fn mentions(e: &Expr, name: &str) -> bool {
+    let mut found = false;
+    e.walk(&mut |n| found |= matches!(n, Expr::Var(v) if v == name));
+    found
+}
+
+/// The loop variable a frame binds, when it binds one.
+pub(super) fn frame_loop(f: &Frame) -> Option<LoopVar> {
+    match &f.kind {
+        FrameKind::Loop { var, lo, hi, .. } => Some(LoopVar {
+            name: var.clone(),
+            lo: lo.clone(),
+            hi: hi.clone(),
+        }),
+        FrameKind::Cond => None,
+    }
+}

@@ -1,0 +1,494 @@
+//! Generated derivatives against central finite differences in FP64 on
+//! the interpreter: every fixture that can be differentiated, random
+//! element-wise and row-reduction programs (proptest), and the requests
+//! and programs that are refused, each with its message.
+
+use proptest::prelude::*;
+use std::collections::BTreeMap;
+use std::path::Path;
+use tile_ir::{
+    differentiate, fixture, interp, parse_program, Array, DType, Expr, Func, GradError,
+    GradOptions, Program, Role, Sizes, Stmt,
+};
+
+/// `program` with every `f32` made `f64` (parameters and casts), so finite
+/// differences are taken in FP64 throughout.
+fn widen(program: &Program) -> Program {
+    fn expr(e: &mut Expr) {
+        if let Expr::Call(Func::Cast(t @ DType::F32), _) = e {
+            *t = DType::F64;
+        }
+        for c in e.children_mut() {
+            expr(c);
+        }
+    }
+    fn stmt(s: &mut Stmt) {
+        match s {
+            Stmt::For { vars, body, .. } => {
+                for v in vars {
+                    expr(&mut v.lo);
+                    expr(&mut v.hi);
+                }
+                body.iter_mut().for_each(stmt);
+            }
+            Stmt::Let { value, .. } => expr(value),
+            Stmt::Store { idx, value, .. } => {
+                idx.iter_mut().for_each(expr);
+                expr(value);
+            }
+            Stmt::If {
+                cond, then, els, ..
+            } => {
+                expr(cond);
+                then.iter_mut().for_each(stmt);
+                els.iter_mut().for_each(stmt);
+            }
+        }
+    }
+    let mut p = program.clone();
+    for q in &mut p.params {
+        if q.dtype == DType::F32 {
+            q.dtype = DType::F64;
+        }
+    }
+    p.body.iter_mut().for_each(stmt);
+    p
+}
+
+fn run(
+    program: &Program,
+    args: &BTreeMap<String, Array>,
+    sizes: &Sizes,
+) -> BTreeMap<String, Array> {
+    let mut a = args.clone();
+    interp::interpret(program, &mut a, sizes).unwrap_or_else(|e| panic!("{}: {e}", program.name));
+    a
+}
+
+/// Checks the derivative of `program` with respect to `wrt` at `sizes`
+/// against central differences; returns how many elements were compared.
+fn check_gradients(program: &Program, wrt: &[String], sizes: &Sizes) -> Result<usize, String> {
+    let wide = widen(program);
+    let options = GradOptions {
+        wrt: wrt.to_vec(),
+        with_value: false,
+    };
+    let grad = differentiate(&wide, &options).map_err(|e| e.to_string())?;
+    let Some(mut args) = fixture::arguments(&wide, sizes) else {
+        return Ok(0);
+    };
+    // The fixture values of two inputs differ by a constant, which makes
+    // exact ties in `max(w[j] - x[j])`: jitter them, so differences are
+    // taken away from the kinks of `max`, `min`, `abs` and `select`.
+    for (seed, p) in wide.params.iter().enumerate() {
+        if p.role == Role::In && p.dtype.is_float() {
+            let a = args.get_mut(&p.name).unwrap();
+            for k in 0..a.len() {
+                let v = a.get_f64(k) + 0.05 * (13.7 * k as f64 + 3.1 * seed as f64).sin();
+                a.set_f64(k, v);
+            }
+        }
+    }
+    // The cotangents: one per float output, in order, after the inputs.
+    let outs: Vec<_> = wide
+        .params
+        .iter()
+        .filter(|p| p.role == Role::Out && p.dtype.is_float())
+        .collect();
+    let inputs = wide.params.iter().filter(|p| p.role == Role::In).count();
+    let mut gargs = BTreeMap::new();
+    let mut cot = BTreeMap::new();
+    for (k, p) in grad.params.iter().enumerate() {
+        let a = if k < inputs {
+            args[&p.name].clone()
+        } else if k < inputs + outs.len() {
+            let y = &args[&outs[k - inputs].name];
+            let v: Vec<f64> = (0..y.len())
+                .map(|e| fixture::input_value(e, 50 + k))
+                .collect();
+            let a = Array::from_f64(DType::F64, y.shape(), &v);
+            cot.insert(outs[k - inputs].name.clone(), a.clone());
+            a
+        } else {
+            let x = &args[&wrt[k - inputs - outs.len()]];
+            Array::from_f64(DType::F64, x.shape(), &vec![-7.0; x.len()])
+        };
+        gargs.insert(p.name.clone(), a);
+    }
+    let got = run(&grad, &gargs, sizes);
+    let mut compared = 0;
+    for (k, x) in wrt.iter().enumerate() {
+        let g = &got[&grad.params[inputs + outs.len() + k].name];
+        let n = args[x].len();
+        let step = (n / 24).max(1);
+        for e in (0..n).step_by(step) {
+            let x0 = args[x].get_f64(e);
+            let h = 1e-6 * x0.abs().max(1.0);
+            let mut plus = args.clone();
+            plus.get_mut(x).unwrap().set_f64(e, x0 + h);
+            let mut minus = args.clone();
+            minus.get_mut(x).unwrap().set_f64(e, x0 - h);
+            let (yp, ym) = (run(&wide, &plus, sizes), run(&wide, &minus, sizes));
+            // Element by element, so outputs x does not touch cancel exactly.
+            let mut fd = 0.0;
+            for (name, c) in &cot {
+                for i in 0..c.len() {
+                    fd += c.get_f64(i) * (yp[name].get_f64(i) - ym[name].get_f64(i));
+                }
+            }
+            fd /= 2.0 * h;
+            let want = g.get_f64(e);
+            if (fd - want).abs() > 1e-6 * (1.0 + want.abs()) {
+                return Err(format!(
+                    "d/d{x}[{e}] at {sizes:?}: generated {want}, finite differences {fd}\n{grad}"
+                ));
+            }
+            compared += 1;
+        }
+    }
+    Ok(compared)
+}
+
+fn float_inputs(p: &Program) -> Vec<String> {
+    p.params
+        .iter()
+        .filter(|q| q.role == Role::In && q.dtype.is_float())
+        .map(|q| q.name.clone())
+        .collect()
+}
+
+/// The fixtures differentiation refuses, each for the reason its error
+/// gives (outputs read back, `inout` state, stores that may repeat).
+const REFUSED: [&str; 18] = [
+    "histogram",
+    "prefix_sum",
+    "topk",
+    "dependent_nests",
+    "row_tail",
+    "apart",
+    "apart_lanes",
+    "meet_lanes",
+    "non_injective",
+    "raw",
+    "unknown_index",
+    "war",
+    "waw",
+    "adam",
+    "sgd_momentum",
+    "lockstep_branches",
+    "lockstep_literal",
+    "reread_rows",
+];
+
+#[test]
+fn every_differentiable_fixture_matches_finite_differences() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let paths = fixture::tile_files(&[root.join("tests/programs"), root.join("examples")]);
+    let (mut checked, mut elements, mut failures) = (0, 0, Vec::new());
+    for path in paths {
+        let text = std::fs::read_to_string(&path).unwrap();
+        for program in tile_ir::parse_file(&text).unwrap() {
+            if tile_ir::verify(&program).is_err() {
+                continue;
+            }
+            let wrt = float_inputs(&program);
+            if wrt.is_empty() {
+                continue;
+            }
+            // The smallest `# run:` shape: each element costs two runs.
+            let Some(sizes) = fixture::run_lines(&text)
+                .into_iter()
+                .min_by_key(|s| s.values().product::<i64>())
+            else {
+                continue;
+            };
+            match check_gradients(&program, &wrt, &sizes) {
+                Ok(n) => {
+                    checked += 1;
+                    elements += n;
+                }
+                Err(e) if e.contains("differentiation needs") || e.contains("`inout`") => {
+                    if !REFUSED.contains(&program.name.as_str()) {
+                        failures.push(format!("{}: refused: {e}", path.display()));
+                    }
+                }
+                Err(e) => failures.push(format!("{}: {e}", path.display())),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    assert!(checked >= 50, "only {checked} fixtures differentiated");
+    eprintln!("{checked} fixtures, {elements} gradient elements against finite differences");
+}
+
+fn grad_of(text: &str, wrt: &[&str]) -> Result<Program, GradError> {
+    let p = parse_program(text).unwrap();
+    let options = GradOptions {
+        wrt: wrt.iter().map(|s| s.to_string()).collect(),
+        with_value: false,
+    };
+    differentiate(&p, &options)
+}
+
+#[test]
+fn a_softmax_row_gives_one_store_per_element_and_row_sums() {
+    let g = grad_of(
+        "program softmax(x: in f32[M, N], y: out f32[M, N]) {
+           for i in 0..M {
+             m = max(j in 0..N: x[i, j])
+             z = sum(j in 0..N: exp(x[i, j] - m))
+             for j in 0..N { y[i, j] = exp(x[i, j] - m) / z }
+           }
+         }",
+        &["x"],
+    )
+    .unwrap();
+    let text = g.to_string();
+    assert!(text.starts_with(
+        "program softmax_grad(x: in f32[M, N], grad_y: in f32[M, N], grad_x: out f32[M, N])"
+    ));
+    // One store of grad_x, inside the row's loop, no zeroing pass.
+    assert_eq!(text.matches("grad_x[i, j] =").count(), 1, "{text}");
+    assert!(!text.contains("= 0.0\n"), "{text}");
+    assert!(text.contains("grad_z = sum(j in 0..N:"), "{text}");
+}
+
+#[test]
+fn a_weight_read_once_per_row_is_zeroed_then_accumulated() {
+    let g = grad_of(
+        "program scale(x: in f32[M, N], w: in f32[N], y: out f32[M, N]) {
+           for i in 0..M, j in 0..N { y[i, j] = x[i, j] * w[j] }
+         }",
+        &["x", "w"],
+    )
+    .unwrap();
+    let text = g.to_string();
+    assert!(text.contains("grad_w[z0] = 0.0"), "{text}");
+    assert!(
+        text.contains("grad_w[j] = grad_w[j] + grad_y[i, j] * x[i, j]"),
+        "{text}"
+    );
+    assert!(
+        text.contains("grad_x[i, j] = grad_y[i, j] * w[j]"),
+        "{text}"
+    );
+}
+
+#[test]
+fn with_value_keeps_the_outputs_in_the_same_loop() {
+    let p = parse_program(
+        "program sig(x: in f32[N], y: out f32[N]) { for i in 0..N { s = sigmoid(x[i]); y[i] = s } }",
+    )
+    .unwrap();
+    let options = GradOptions {
+        wrt: vec!["x".into()],
+        with_value: true,
+    };
+    let g = differentiate(&p, &options).unwrap();
+    assert_eq!(
+        g.to_string(),
+        "program sig_grad(x: in f32[N], grad_y: in f32[N], y: out f32[N], grad_x: out f32[N]) {\n  \
+         for i in 0..N {\n    s = sigmoid(x[i])\n    y[i] = s\n    grad_s = grad_y[i]\n    \
+         grad_x[i] = grad_s * sigmoid(x[i]) * (1.0 - sigmoid(x[i]))\n  }\n}"
+    );
+}
+
+#[test]
+fn names_already_taken_get_a_suffix() {
+    let g = grad_of(
+        "program p(x: in f32[N], grad_x: in f32[N], y: out f32[N]) {
+           for i in 0..N { y[i] = x[i] * grad_x[i] }
+         }",
+        &["x"],
+    )
+    .unwrap();
+    assert!(g.to_string().contains("grad_x_2: out f32[N]"), "{g}");
+}
+
+#[test]
+fn a_branch_that_reads_memory_contributes_only_where_it_runs() {
+    // `a` flows out of the branch through a load of `grad_y` at `i - 1`,
+    // which is outside the box where the condition fails.
+    let text = "program p(x: in f32[N], y: out f32[N]) {
+       for i in 0..N {
+         a = x[i] * x[i]
+         if i > 0 { y[i - 1] = a * 3.0 }
+       }
+     }";
+    let g = grad_of(text, &["x"]).unwrap();
+    assert!(
+        g.to_string()
+            .contains("sum(taken in 0..select(i > 0, 1, 0):"),
+        "{g}"
+    );
+    let p = parse_program(text).unwrap();
+    for n in [1, 2, 5] {
+        let sizes = Sizes::from([("N".to_string(), n)]);
+        assert!(check_gradients(&p, &["x".into()], &sizes).unwrap() > 0);
+    }
+}
+
+#[test]
+fn refusals_name_the_culprit() {
+    let cases: [(&str, &[&str], &str); 7] = [
+        (
+            "program p(x: in f32[N], y: out f32[N]) { for i in 0..N { y[i] = x[i] } }",
+            &[],
+            "name the inputs",
+        ),
+        (
+            "program p(x: in f32[N], y: out f32[N]) { for i in 0..N { y[i] = x[i] } }",
+            &["q"],
+            "`p` has no parameter `q`; its float inputs are x",
+        ),
+        (
+            "program p(x: in f32[N], k: in i32[N], y: out f32[N]) { for i in 0..N { y[i] = x[i] } }",
+            &["k"],
+            "`k` holds i32, which has no gradient",
+        ),
+        (
+            "program p(x: in f32[N], y: out f32[N]) { for i in 0..N { y[i] = x[i] } }",
+            &["y"],
+            "`y` is an `out` parameter",
+        ),
+        (
+            "program p(x: in f32[N], y: inout f32[N]) { for i in 0..N { y[i] = x[i] } }",
+            &["x"],
+            "`y` is `inout`",
+        ),
+        (
+            "program p(x: in f32[N], y: out f32[N]) { for i in 0..N, j in 0..N { y[i] = x[j] } }",
+            &["x"],
+            "does not index by the loop variable `j`",
+        ),
+        (
+            "program p(x: in f32[N], y: out f32[N], z: out f32[N]) {
+               for i in 0..N { y[i] = x[i]; z[i] = y[i] } }",
+            &["x"],
+            "the output `y` is read here",
+        ),
+    ];
+    for (text, wrt, want) in cases {
+        let e = grad_of(text, wrt).unwrap_err().to_string();
+        assert!(e.contains(want), "{text}: {e}");
+    }
+    let e = grad_of(
+        "program p(x: in f32[N], y: out f32[N]) {\n  for i in 0..N {\n    y[i] = x[i]\n    y[i] = x[i]\n  }\n}",
+        &["x"],
+    )
+    .unwrap_err();
+    match e {
+        GradError::Unsupported(d) => {
+            assert_eq!(d.span.line, 3);
+            assert!(
+                d.message.contains("written more than once"),
+                "{}",
+                d.message
+            );
+        }
+        e => panic!("{e}"),
+    }
+}
+
+/// A random expression over `leaves`: every function of the language,
+/// with arguments kept in their domains and growth bounded (`exp(tanh(e))`)
+/// so finite differences stay accurate.
+fn elem(depth: u32, leaves: Vec<&'static str>) -> BoxedStrategy<String> {
+    let leaf = prop::sample::select(leaves).prop_map(str::to_string);
+    leaf.prop_recursive(depth, 24, 3, |inner| {
+        let unary = [
+            "-({})",
+            "tanh({})",
+            "sigmoid({})",
+            "sin({})",
+            "cos({})",
+            "exp(tanh({}))",
+            "abs({})",
+            "erf({})",
+            "expm1(tanh({}))",
+            "log(1.0 + ({}) * ({}))",
+            "sqrt(1.5 + ({}) * ({}))",
+            "rsqrt(1.5 + ({}) * ({}))",
+            "log1p(({}) * ({}))",
+            "exp2(tanh({}))",
+            "log2(2.0 + ({}) * ({}))",
+            "f32(f64({}))",
+        ];
+        let binary = [
+            "({}) + ({})",
+            "({}) - ({})",
+            "({}) * ({})",
+            "({0}) / (1.5 + ({1}) * ({1}))",
+            "max({}, {})",
+            "min({}, {})",
+            "pow(1.5 + tanh({0}) * tanh({0}), tanh({1}))",
+            "select({0} > {1}, {0}, 2.0 * ({1}))",
+        ];
+        prop_oneof![
+            (prop::sample::select(unary.to_vec()), inner.clone())
+                .prop_map(|(f, a)| f.replace("{}", &a)),
+            (
+                prop::sample::select(binary.to_vec()),
+                inner.clone(),
+                inner.clone()
+            )
+                .prop_map(|(f, a, b)| {
+                    if f.contains("{0}") || f.contains("{1}") {
+                        f.replace("{0}", &a).replace("{1}", &b)
+                    } else {
+                        f.replacen("{}", &a, 1).replacen("{}", &b, 1)
+                    }
+                }),
+            (inner.clone(), inner.clone(), inner)
+                .prop_map(|(a, b, c)| format!("fma({a}, {b}, {c})")),
+        ]
+    })
+    .boxed()
+}
+
+/// A random row program: row bindings from reductions over `x` and `w`,
+/// an element binding, a row output and an element output.
+fn row_program() -> impl Strategy<Value = String> {
+    let red = prop::sample::select(vec!["sum", "max", "min"]);
+    (
+        red.clone(),
+        elem(2, vec!["x[i, j]", "w[j]", "0.5"]),
+        red,
+        elem(2, vec!["x[i, j]", "a", "w[j]"]),
+        elem(2, vec!["x[i, j]", "a", "b", "w[j]"]),
+        elem(2, vec!["a", "b", "t"]),
+        elem(1, vec!["a", "b"]),
+    )
+        .prop_map(|(r1, e1, r2, e2, e3, e4, e5)| {
+            format!(
+                "program rand(x: in f32[M, N], w: in f32[N], y: out f32[M, N], r: out f32[M]) {{
+  for i in 0..M {{
+    a = {r1}(j in 0..N: {e1})
+    b = {r2}(j in 0..N: {e2}) / f32(N)
+    r[i] = {e5}
+    for j in 0..N {{
+      t = {e3}
+      y[i, j] = {e4}
+    }}
+  }}
+}}"
+            )
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_row_programs_match_finite_differences(
+        text in row_program(),
+        m in 1i64..4,
+        n in 1i64..6,
+    ) {
+        let p = parse_program(&text).unwrap();
+        tile_ir::verify(&p).unwrap();
+        let sizes = Sizes::from([("M".to_string(), m), ("N".to_string(), n)]);
+        let r = check_gradients(&p, &["x".into(), "w".into()], &sizes);
+        prop_assert!(r.is_ok(), "{}\n{}", text, r.unwrap_err());
+    }
+}
