@@ -124,6 +124,32 @@ impl Kernel {
         })
     }
 
+    /// The derivative program (`tile grad`) with respect to the inputs
+    /// `wrt`, verified and planned: it takes the inputs, a cotangent
+    /// `grad_Y` per float output, (with `with_value`) the outputs, and
+    /// writes `grad_X` per input of `wrt` (then any `saved_*` work
+    /// outputs).
+    #[pyo3(signature = (wrt, with_value=false))]
+    fn grad(&self, wrt: Vec<String>, with_value: bool) -> PyResult<Self> {
+        let options = tile_ir::GradOptions { wrt, with_value };
+        let name = &self.given.name;
+        let program = tile_ir::differentiate(&self.given, &options).map_err(|e| match e {
+            tile_ir::GradError::Unsupported(d) => err(format!(
+                "<program {name}>:{}:{}: error: {}",
+                d.span.line, d.span.col, d.message
+            )),
+            e => err(format!("{name}: {e}")),
+        })?;
+        let plan = tile_plan::compile(&program, &tile_plan::Options { fusion: true })
+            .map_err(|e| err(format!("{}: error: {e}", program.name)))?;
+        Ok(Kernel {
+            given: program,
+            plan,
+            cpu: Mutex::new(None),
+            cuda: Mutex::new(None),
+        })
+    }
+
     /// The program's name.
     #[getter]
     fn name(&self) -> &str {

@@ -29,7 +29,7 @@ from ._native import Kernel as _NativeKernel
 from ._native import TileError, describe_array
 
 __all__ = [
-    "TileError", "Tensor", "Kernel", "Function", "compile", "jit", "where", "sum", "max",
+    "TileError", "Tensor", "Kernel", "Function", "compile", "jit", "vjp", "autograd", "where", "sum", "max",
     "min", "mean", "maximum", "minimum", "abs", "exp", "exp2", "log", "log2", "log1p", "expm1", "sqrt",
     "rsqrt", "tanh", "sigmoid", "erf", "sin", "cos", "floor", "ceil", "pow", "fma",
     "describe_array",
@@ -200,6 +200,16 @@ class Kernel:
     def plan_text(self):
         """The plan, as `tile plan` prints it."""
         return self._k.plan_text()
+
+    def grad(self, wrt=None, *, with_value=False):
+        """The derivative program as a `Kernel` (what `tile grad` prints):
+        it takes this program's inputs and a cotangent `grad_Y` per float
+        output `Y`, and writes `grad_X` for each input of `wrt` (default:
+        every float input array). `with_value=True` also writes this
+        program's outputs, in the same kernels."""
+        from ._grad import checked_wrt
+
+        return Kernel(self._k.grad(checked_wrt(wrt, self._params, self.name), with_value))
 
     def source(self, target="cpu"):
         """The generated source: C for `cpu`, CUDA C for `cuda`."""
@@ -464,6 +474,9 @@ class Function:
 
     def __repr__(self):
         return f"<tile.jit {self.__name__}>"
+
+
+from ._grad import autograd, vjp  # noqa: E402
 
 
 def jit(fn):

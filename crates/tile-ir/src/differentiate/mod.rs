@@ -17,6 +17,7 @@
 //! gradients do not use. docs/guide/derivatives.md is the user's account.
 
 mod check;
+mod name_reductions;
 mod partials;
 mod place;
 mod tidy;
@@ -66,8 +67,13 @@ pub const MAX_INLINED_NODES: usize = 100_000;
 pub fn differentiate(program: &Program, options: &GradOptions) -> Result<Program, GradError> {
     crate::verify(program).map_err(|e| GradError::Request(e.to_string()))?;
     check::check(program, &options.wrt)?;
-    let mut d = Deriver::new(program, options);
-    let (_, mirror, outflow) = d.block(&program.body, None, Vec::new())?;
+    let mut namer = Namer::of(program);
+    let bound = Program {
+        body: name_reductions::name_reductions(&program.body, &mut namer),
+        ..program.clone()
+    };
+    let mut d = Deriver::new(&bound, options, namer);
+    let (_, mirror, outflow) = d.block(&bound.body, None, Vec::new())?;
     if let Some((name, _)) = outflow.first() {
         return Err(GradError::Internal(format!("`{name}` has no block")));
     }
@@ -197,6 +203,8 @@ pub(super) struct Block {
     pub(super) frames: Vec<Frame>,
     /// Its bindings in order: the program's, then the adjoints.
     pub(super) lets: Vec<(String, Expr)>,
+    /// The type of each of its bindings.
+    pub(super) types: HashMap<String, DType>,
 }
 
 /// One load of a differentiated input and what it contributes to the
@@ -237,11 +245,12 @@ pub(super) struct Deriver<'p> {
     pub(super) blocks: Vec<Block>,
     pub(super) sites: Vec<Site>,
     frames: usize,
+    /// Bindings saved to work outputs: (block, name) to the output.
+    pub(super) saved: HashMap<(usize, String), String>,
 }
 
 impl<'p> Deriver<'p> {
-    fn new(program: &'p Program, options: &GradOptions) -> Deriver<'p> {
-        let mut namer = Namer::of(program);
+    fn new(program: &'p Program, options: &GradOptions, mut namer: Namer) -> Deriver<'p> {
         let mut params: Vec<Param> = program
             .params
             .iter()
@@ -293,6 +302,7 @@ impl<'p> Deriver<'p> {
             blocks: Vec::new(),
             sites: Vec::new(),
             frames: 0,
+            saved: HashMap::new(),
         }
     }
 
@@ -319,9 +329,17 @@ impl<'p> Deriver<'p> {
         active
     }
 
-    /// Binds `name = value` in block `id` of the derivative program.
-    fn emit(&mut self, id: usize, out: &mut Vec<Stmt>, name: &str, value: Expr, span: Span) {
-        let dtype = self.ty(&value);
+    /// Binds `name = value` (of type `dtype`) in block `id` of the
+    /// derivative program.
+    fn emit(
+        &mut self,
+        id: usize,
+        out: &mut Vec<Stmt>,
+        name: &str,
+        value: Expr,
+        dtype: DType,
+        span: Span,
+    ) {
         self.scope.push(
             name.to_string(),
             Binding {
@@ -332,6 +350,7 @@ impl<'p> Deriver<'p> {
             },
         );
         self.blocks[id].lets.push((name.to_string(), value.clone()));
+        self.blocks[id].types.insert(name.to_string(), dtype);
         out.push(Stmt::Let {
             name: name.to_string(),
             value,
@@ -355,6 +374,7 @@ impl<'p> Deriver<'p> {
             parent,
             frames,
             lets: Vec::new(),
+            types: HashMap::new(),
         });
         let depth = self.scope.len();
         for s in stmts {
@@ -371,6 +391,7 @@ impl<'p> Deriver<'p> {
                     },
                 );
                 self.blocks[id].lets.push((name.clone(), value.clone()));
+                self.blocks[id].types.insert(name.clone(), dtype);
             }
         }
         let mut bars: HashMap<String, Vec<Expr>> = HashMap::new();
@@ -401,7 +422,7 @@ impl<'p> Deriver<'p> {
                         let dtype = self.scope.get(name).map_or(DType::F32, |b| b.dtype);
                         let g = self.namer.fresh(&format!("grad_{name}"));
                         let sum = partials::add_all(terms).expect("at least one term");
-                        self.emit(id, &mut adjoints, &g, sum, *span);
+                        self.emit(id, &mut adjoints, &g, sum, dtype, *span);
                         match value {
                             Expr::Reduce {
                                 op: ReduceOp::Max | ReduceOp::Min,
@@ -412,7 +433,7 @@ impl<'p> Deriver<'p> {
                             } => {
                                 let ties = self.namer.fresh(&format!("{name}_ties"));
                                 let count = self.ties(var, lo, hi, body, &Expr::var(name), dtype);
-                                self.emit(id, &mut adjoints, &ties, count, *span);
+                                self.emit(id, &mut adjoints, &ties, count, dtype, *span);
                                 let result = Some((Expr::var(name), Expr::var(&ties)));
                                 let bar = Expr::var(&g);
                                 self.backprop_reduce(
@@ -474,7 +495,7 @@ impl<'p> Deriver<'p> {
                         branches.push(inner);
                         for (n, mut c) in child_out {
                             self.inline(child, &mut c, *span)?;
-                            flows.push((n, self.guard(cond, holds, c)));
+                            flows.push((n, self.guard(id, cond, holds, c)));
                         }
                     }
                     let els = branches.pop().unwrap_or_default();
@@ -524,19 +545,13 @@ impl<'p> Deriver<'p> {
         Ok(())
     }
 
-    /// A contribution from a branch of `if cond`, made only where the
-    /// branch runs: a `select` when it cannot fail, else a sum over a range
-    /// of one element or none, so no load outside the branch is evaluated.
-    fn guard(&mut self, cond: &Expr, holds: bool, c: Expr) -> Expr {
-        let mut fails = false;
-        c.walk(&mut |n| {
-            fails |= matches!(
-                n,
-                Expr::Load { .. } | Expr::Binary(BinOp::Div | BinOp::Rem, ..)
-            )
-        });
-        let (on, off) = if holds { (1, 0) } else { (0, 1) };
-        if !fails {
+    /// A contribution from a branch of `if cond` in block `id`, made only
+    /// where the branch runs: a `select` when evaluating it cannot fail
+    /// (every load provably in its box, no integer division), else a sum
+    /// over a range of one element or none, so nothing the program would
+    /// not evaluate is evaluated.
+    fn guard(&mut self, id: usize, cond: &Expr, holds: bool, c: Expr) -> Expr {
+        if self.cannot_fail(id, &c, &mut Vec::new()) {
             let (a, b) = if holds {
                 (c, Expr::Float(0.0))
             } else {
@@ -544,12 +559,75 @@ impl<'p> Deriver<'p> {
             };
             return Expr::call(Func::Select, vec![cond.clone(), a, b]);
         }
+        let (on, off) = if holds { (1, 0) } else { (0, 1) };
         let var = self.namer.fresh("taken");
         let count = Expr::call(
             Func::Select,
             vec![cond.clone(), Expr::Int(on), Expr::Int(off)],
         );
         sum(&var, Expr::Int(0), count, c)
+    }
+
+    /// True when evaluating `e` in block `id` cannot fail: no integer `/`
+    /// or `%`, and each load indexes every dimension by a loop or
+    /// reduction variable whose range is exactly that dimension of the
+    /// box. `ranges` holds the reductions around `e`.
+    fn cannot_fail(&self, id: usize, e: &Expr, ranges: &mut Vec<(String, Expr, Expr)>) -> bool {
+        match e {
+            Expr::Binary(BinOp::Rem, ..) => false,
+            Expr::Binary(BinOp::Div, a, b, _) => {
+                self.ty(e).is_float()
+                    && self.cannot_fail(id, a, ranges)
+                    && self.cannot_fail(id, b, ranges)
+            }
+            Expr::Load { buf, idx, .. } => {
+                let Some(p) = self
+                    .params
+                    .iter()
+                    .find(|p| p.name == *buf)
+                    .or_else(|| self.program.param(buf))
+                else {
+                    return false;
+                };
+                p.dims.len() == idx.len()
+                    && idx.iter().zip(&p.dims).all(|(i, dim)| {
+                        let Expr::Var(v) = i else { return false };
+                        let range = ranges
+                            .iter()
+                            .rev()
+                            .find(|r| r.0 == *v)
+                            .map(|r| (&r.1, &r.2));
+                        let range = range.or_else(|| {
+                            self.blocks[id]
+                                .frames
+                                .iter()
+                                .rev()
+                                .find_map(|f| match &f.kind {
+                                    FrameKind::Loop { var, lo, hi, .. } if var == v => {
+                                        Some((lo, hi))
+                                    }
+                                    _ => None,
+                                })
+                        });
+                        range.is_some_and(|(lo, hi)| *lo == dim.lo && *hi == dim.hi)
+                    })
+            }
+            Expr::Reduce {
+                var, lo, hi, body, ..
+            } => {
+                if !self.cannot_fail(id, lo, ranges) || !self.cannot_fail(id, hi, ranges) {
+                    return false;
+                }
+                ranges.push((var.clone(), (**lo).clone(), (**hi).clone()));
+                let ok = self.cannot_fail(id, body, ranges);
+                ranges.pop();
+                ok
+            }
+            _ => e
+                .children()
+                .into_iter()
+                .all(|c| self.cannot_fail(id, c, ranges)),
+        }
     }
 
     /// `sum(v in lo..hi: select(body == result, 1, 0))`: how many elements

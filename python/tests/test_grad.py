@@ -1,0 +1,151 @@
+"""Generated derivatives from Python: `tile.vjp` on captured functions and
+compiled kernels against central differences (NumPy, float64). The
+functions here are also the ones `test_grad_torch.py` checks with
+`torch.autograd.gradcheck`."""
+
+import numpy as np
+import pytest
+
+import tile
+
+# ---------------------------------------------------------------------------
+# Functions covering every differentiable operation a capture records.
+
+
+@tile.jit
+def softmax(x):
+    m = tile.max(x, keepdims=True)
+    e = tile.exp(x - m)
+    return e / tile.sum(e, keepdims=True)
+
+
+@tile.jit
+def layernorm(x, w, b):
+    mu = tile.mean(x, keepdims=True)
+    d = x - mu
+    var = tile.mean(d * d, keepdims=True)
+    return d * tile.rsqrt(var + 1e-5) * w + b
+
+
+@tile.jit
+def smooth(x, w):
+    # Arguments kept in each function's domain by construction.
+    p = x * x + 1.5
+    a = tile.log(p) + tile.log2(p) + tile.sqrt(p) + tile.rsqrt(p) + tile.log1p(x * x)
+    b = tile.exp(tile.tanh(x)) + tile.exp2(tile.sin(x)) + tile.expm1(tile.cos(w))
+    c = tile.sigmoid(x * w) + tile.erf(x) + tile.pow(p, tile.tanh(w)) + tile.fma(x, w, a)
+    return a * b - c / p
+
+
+@tile.jit
+def kinks(x, w):
+    # Non-smooth operations, away from their kinks with random inputs.
+    return tile.where(x > w, tile.abs(x) * w, tile.maximum(x, w) - tile.minimum(x, 0.5 * w))
+
+
+@tile.jit
+def rows(x, w):
+    # Reductions of every kind, broadcast back, and two results.
+    s = tile.sum(x * w, keepdims=True)
+    mx = tile.max(tile.sin(x), keepdims=True)
+    mn = tile.min(x * x, keepdims=True)
+    return x * s + mx * w, tile.mean(tile.tanh(x) * mn)
+
+
+FUNCTIONS = [
+    (softmax, [(5, 7)]),
+    (layernorm, [(4, 9), (9,), (9,)]),
+    (smooth, [(3, 6), (6,)]),
+    (kinks, [(4, 5), (5,)]),
+    (rows, [(3, 8), (8,)]),
+]
+
+
+def _args(shapes, seed):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(s) for s in shapes]
+
+
+def _results(fn, args):
+    out = fn(*args)
+    return out if isinstance(out, tuple) else (out,)
+
+
+def _finite_differences(fn, args, cots, k, h=1e-6):
+    """d/d args[k] of sum(cot * result) by central differences."""
+    grad = np.zeros_like(args[k])
+    flat = grad.reshape(-1)
+    for e in range(flat.size):
+        plus = [a.copy() for a in args]
+        minus = [a.copy() for a in args]
+        plus[k].reshape(-1)[e] += h
+        minus[k].reshape(-1)[e] -= h
+        yp, ym = _results(fn, plus), _results(fn, minus)
+        flat[e] = sum(float(((p - m) * c).sum()) for p, m, c in zip(yp, ym, cots)) / (2 * h)
+    return grad
+
+
+@pytest.mark.parametrize("fn,shapes", FUNCTIONS, ids=[f[0].__name__ for f in FUNCTIONS])
+def test_vjp_of_captured_functions_matches_finite_differences(fn, shapes):
+    args = _args(shapes, 1)
+    cots = [np.random.default_rng(2).standard_normal(y.shape) for y in _results(fn, args)]
+    got = tile.vjp(fn)(*args, *cots)
+    got = got if isinstance(got, tuple) else (got,)
+    assert len(got) == len(args)
+    for k, g in enumerate(got):
+        want = _finite_differences(fn, args, cots, k)
+        np.testing.assert_allclose(g, want, rtol=1e-6, atol=1e-6, err_msg=f"argument {k}")
+
+
+def test_vjp_wrt_picks_arguments_by_position_or_name():
+    args = _args([(4, 9), (9,), (9,)], 3)
+    gy = np.ones((4, 9))
+    dx_all, dw_all, db_all = tile.vjp(layernorm)(*args, gy)
+    dw = tile.vjp(layernorm, wrt=[1])(*args, gy)
+    db, dx = tile.vjp(layernorm, wrt=["b", "x"])(*args, gy)
+    np.testing.assert_allclose(dw, dw_all)
+    np.testing.assert_allclose(db, db_all)
+    np.testing.assert_allclose(dx, dx_all)
+    # The bias gradient of a sum of ones is the number of rows.
+    np.testing.assert_allclose(db, np.full(9, 4.0))
+
+
+def test_vjp_of_a_compiled_kernel_and_its_program():
+    k = tile.compile(
+        """program softmax(x: in f32[M, N], y: out f32[M, N]) {
+             for i in 0..M {
+               m = max(j in 0..N: x[i, j])
+               z = sum(j in 0..N: exp(x[i, j] - m))
+               for j in 0..N { y[i, j] = exp(x[i, j] - m) / z }
+             }
+           }"""
+    )
+    x = np.random.default_rng(4).standard_normal((6, 11)).astype(np.float32)
+    gy = np.random.default_rng(5).standard_normal((6, 11)).astype(np.float32)
+    v = tile.vjp(k, wrt="x")
+    dx = v(x=x, grad_y=gy)
+    s = k(x=x)
+    want = s * (gy - (gy * s).sum(-1, keepdims=True))
+    np.testing.assert_allclose(dx, want, rtol=1e-5, atol=1e-6)
+    assert v.program.startswith("program softmax_grad(x: in f32[M, N], grad_y: in f32[M, N]")
+    fused = k.grad(with_value=True)
+    assert [p[0] for p in fused.params] == ["x", "grad_y", "y", "grad_x"]
+    y, dx2 = fused(x=x, grad_y=gy)
+    np.testing.assert_allclose(y, s, rtol=1e-6)
+    np.testing.assert_allclose(dx2, dx, rtol=1e-6, atol=1e-7)
+
+
+def test_refusals_are_tile_errors_naming_the_culprit():
+    k = tile.compile(
+        "program acc(x: in f32[N], y: inout f32[N]) { for i in 0..N { y[i] = y[i] + x[i] } }"
+    )
+    with pytest.raises(tile.TileError, match="`y` is `inout`"):
+        k.grad()
+    with pytest.raises(tile.TileError, match="no parameter `q`"):
+        tile.compile(
+            "program p(x: in f32[N], y: out f32[N]) { for i in 0..N { y[i] = x[i] } }"
+        ).grad(["q"])
+    with pytest.raises(tile.TileError, match="give the 1 arguments, then one cotangent"):
+        tile.vjp(softmax)(np.ones((2, 3)))
+    with pytest.raises(tile.TileError, match="takes a tile.jit function or a tile.Kernel"):
+        tile.vjp(np.exp)
