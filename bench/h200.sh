@@ -25,6 +25,12 @@
 #   python         installs the wheels into /tmp/pylib (on PYTHONPATH, so
 #                  the machine's torch and CuPy stay visible) and runs
 #                  pytest (python_tests.log)
+#   grads          generated derivatives: `tile bench` of the generated
+#                  sigmoid and GELU value-and-gradient programs and the
+#                  hand-written ones at 4096x4096 (grads.txt, grads.tgz),
+#                  then bench/autodiff_probe.py (a probe against PyTorch's
+#                  backward kernels, eager and compiled; autodiff.txt,
+#                  autodiff.json); needs the `python` step first
 #   pybench        the six-round sigmoid_pair suite with tile_py and
 #                  torch_eager (pybench.tgz, pybench.txt)
 #   reductions[:C] the six-round reductions group (or the comma-separated
@@ -126,6 +132,18 @@ for step in "$@"; do
     python3 -c "import tile, numpy, torch; print('tile', tile.__version__, 'from', tile.__file__, '| torch', torch.__version__)"
     (cd /tmp && python3 -m pytest -v -rs "$OLDPWD/python/tests") > "$out/python_tests.log" 2>&1
     grep -E "passed|failed|SKIPPED|Error" "$out/python_tests.log" | tail -15
+    ;;
+  grads)
+    rm -rf /tmp/grads; mkdir -p /tmp/grads
+    for f in sigmoid_grad sigmoid_vjp_by_hand gelu_grad gelu_vjp_by_hand; do
+      "$carry/tile" bench "tests/programs/derivatives/$f.tile" --target cuda --shape 4096x4096 \
+        --out "/tmp/grads/$f" 2>>"$out/grads.err" >> "$out/grads.txt"
+      "$carry/tile" audit "/tmp/grads/$f/results.json" 2>&1 | tail -1
+      grep -E "^\| (fused|copy) \| gpu_batch" "/tmp/grads/$f/results.md" | sed "s/^/$f /"
+    done
+    tar -C /tmp -czf "$out/grads.tgz" grads
+    PYTHONPATH=/tmp/pylib python3 bench/autodiff_probe.py --json "$out/autodiff.json" > "$out/autodiff.txt" 2>&1
+    tail -25 "$out/autodiff.txt"
     ;;
   pybench)
     rm -rf /tmp/pybench

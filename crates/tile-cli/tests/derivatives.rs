@@ -9,7 +9,7 @@ use std::path::Path;
 use tile_ir::{differentiate, GradOptions};
 
 /// (source under tests/programs, inputs, with value, generated file).
-const GENERATED: [(&str, &[&str], bool, &str); 11] = [
+const GENERATED: [(&str, &[&str], bool, &str); 12] = [
     ("derivatives/sigmoid.tile", &["x"], true, "sigmoid_grad"),
     ("derivatives/gelu.tile", &["x"], true, "gelu_grad"),
     ("controls/softmax.tile", &["x"], false, "softmax_grad"),
@@ -25,6 +25,12 @@ const GENERATED: [(&str, &[&str], bool, &str); 11] = [
         &["x"],
         false,
         "cross_entropy_grad",
+    ),
+    (
+        "derivatives/cross_entropy_loss.tile",
+        &["x"],
+        false,
+        "cross_entropy_loss_grad",
     ),
     ("neural/mse.tile", &["p", "t"], false, "mse_grad"),
     (
