@@ -73,6 +73,7 @@ def main():
     ap.add_argument("--batch", type=int, default=20)
     ap.add_argument("--repeats", type=int, default=9)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--cases", default="softmax,layernorm,cross_entropy,sigmoid,gelu")
     args = ap.parse_args()
     m, n = (int(v) for v in args.shape.split("x"))
     dev = "cuda"
@@ -90,7 +91,26 @@ def main():
         rows.append({"case": case, "entry": entry, "us": us, "note": note})
         print(f"{case:14s} {entry:34s} {us:10.2f} us  {note}", flush=True)
 
-    # softmax
+    cases = set(args.cases.split(","))
+
+    if "softmax" in cases:
+        softmax_case(x, gy, row, b2)
+    if "layernorm" in cases:
+        layernorm_case(x, w, b, gy, m, n, dev, row, b2)
+    if "cross_entropy" in cases:
+        cross_entropy_case(x, label, gl, row, b2)
+    for name in ("sigmoid", "gelu"):
+        if name in cases:
+            pair_case(name, x, gy, m, n, dev, row, b2)
+
+    info = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "shape": [m, n],
+            "batch": args.batch, "repeats": args.repeats, "rows": rows}
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(info, indent=1))
+    return 0
+
+
+def softmax_case(x, gy, row, b2):
     k = kernel("softmax_grad")
     dx = torch.empty_like(x)
     k(x=x, grad_y=gy, grad_x=dx)
@@ -102,7 +122,9 @@ def main():
         timed(lambda: torch.ops.aten._softmax_backward_data(gy, y, -1, torch.float32), *b2), "reads saved y")
     row("softmax", "torch.compile backward", timed(compiled_backward(lambda t: torch.softmax(t, -1), [x], gy), *b2))
 
-    # layernorm
+
+
+def layernorm_case(x, w, b, gy, m, n, dev, row, b2):
     k = kernel("layernorm_grad")
     outs = dict(grad_x=torch.empty_like(x), grad_w=torch.empty_like(w), grad_b=torch.empty_like(b),
                 saved_mean=torch.empty(m, device=dev), saved_r=torch.empty(m, device=dev))
@@ -119,7 +141,9 @@ def main():
     row("layernorm", "torch.compile backward",
         timed(compiled_backward(lambda t, ww, bb: F.layer_norm(t, (n,), ww, bb, 1e-5), [x, w, b], gy), *b2))
 
-    # cross-entropy, per-row loss
+
+
+def cross_entropy_case(x, label, gl, row, b2):
     k = kernel("cross_entropy_loss_grad")
     dx = torch.empty_like(x)
     k(x=x, label=label, grad_loss=gl, grad_x=dx)
@@ -134,35 +158,30 @@ def main():
     row("cross_entropy", "torch.compile backward",
         timed(compiled_backward(lambda t: F.cross_entropy(t, lab, reduction="none"), [x], gl), *b2))
 
-    # value and gradient, generated against by hand
-    for name in ("sigmoid", "gelu"):
-        gen, hand = kernel(f"{name}_grad"), kernel(f"{name}_vjp_by_hand")
-        yv, dv = torch.empty_like(x), torch.empty_like(x)
-        yh, dh = torch.empty_like(x), torch.empty_like(x)
-        gen(x=x, grad_y=gy, y=yv, grad_x=dv)
-        hand(x=x, grad_y=gy, y=yh, grad_x=dh)
-        torch.testing.assert_close(dv, dh, rtol=1e-5, atol=1e-6)
-        torch.testing.assert_close(yv, yh, rtol=1e-6, atol=1e-7)
-        row(name, "tile generated (value + grad)", timed(lambda: gen(x=x, grad_y=gy, y=yv, grad_x=dv), *b2))
-        row(name, "tile by hand (value + grad)", timed(lambda: hand(x=x, grad_y=gy, y=yh, grad_x=dh), *b2))
-        if name == "sigmoid":
-            def eager():
-                return torch.ops.aten.sigmoid_backward(gy, torch.sigmoid(x))
-            note = "sigmoid, then sigmoid_backward on its output"
-        else:
-            def eager():
-                return F.gelu(x, approximate="tanh"), torch.ops.aten.gelu_backward(gy, x, approximate="tanh")
-            note = "gelu, gelu_backward"
-        row(name, "torch eager value + backward", timed(eager, *b2), note)
-        copy_dst = torch.empty((2, m, n), device=dev)
-        src = torch.stack([x, gy])
-        row(name, "copy of the same bytes (2 planes)", timed(lambda: copy_dst.copy_(src), *b2), "reads 2, writes 2 planes")
 
-    info = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "shape": [m, n],
-            "batch": args.batch, "repeats": args.repeats, "rows": rows}
-    if args.json:
-        pathlib.Path(args.json).write_text(json.dumps(info, indent=1))
-    return 0
+
+def pair_case(name, x, gy, m, n, dev, row, b2):
+    gen, hand = kernel(f"{name}_grad"), kernel(f"{name}_vjp_by_hand")
+    yv, dv = torch.empty_like(x), torch.empty_like(x)
+    yh, dh = torch.empty_like(x), torch.empty_like(x)
+    gen(x=x, grad_y=gy, y=yv, grad_x=dv)
+    hand(x=x, grad_y=gy, y=yh, grad_x=dh)
+    torch.testing.assert_close(dv, dh, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(yv, yh, rtol=1e-6, atol=1e-7)
+    row(name, "tile generated (value + grad)", timed(lambda: gen(x=x, grad_y=gy, y=yv, grad_x=dv), *b2))
+    row(name, "tile by hand (value + grad)", timed(lambda: hand(x=x, grad_y=gy, y=yh, grad_x=dh), *b2))
+    if name == "sigmoid":
+        def eager():
+            return torch.ops.aten.sigmoid_backward(gy, torch.sigmoid(x))
+        note = "sigmoid, then sigmoid_backward on its output"
+    else:
+        def eager():
+            return F.gelu(x, approximate="tanh"), torch.ops.aten.gelu_backward(gy, x, approximate="tanh")
+        note = "gelu, gelu_backward"
+    row(name, "torch eager value + backward", timed(eager, *b2), note)
+    copy_dst = torch.empty((2, m, n), device=dev)
+    src = torch.stack([x, gy])
+    row(name, "copy of the same bytes (2 planes)", timed(lambda: copy_dst.copy_(src), *b2), "reads 2, writes 2 planes")
 
 
 if __name__ == "__main__":

@@ -35,7 +35,24 @@ pub(super) fn place(d: &mut Deriver) -> Result<(Vec<Stmt>, Placed), GradError> {
         }
         if !mine.is_empty() && is_projection(d, &param, &mine) {
             let stmt = projection(d, &param, &grad, &mine, &mut placed)?;
-            placed.entry(0).or_default().push(stmt);
+            let root = placed.entry(0).or_default();
+            // Gradients summed over the same loops share one nest (one
+            // pass over what they read: LayerNorm's weight and bias).
+            if let (
+                Some(Stmt::For { vars, body, .. }),
+                Stmt::For {
+                    vars: new_vars,
+                    body: new_body,
+                    ..
+                },
+            ) = (root.last_mut(), &stmt)
+            {
+                if vars == new_vars {
+                    body.extend(new_body.iter().cloned());
+                    continue;
+                }
+            }
+            root.push(stmt);
             continue;
         }
         start.push(zero(d, &param, &grad));
