@@ -7,7 +7,7 @@
 //! derivative in its exponent is 0 where the base is not positive, and
 //! `floor`, `ceil`, comparisons and integers have none.
 
-use crate::{BinOp, Expr, Func, UnOp};
+use crate::{BinOp, Expr, Func, ReduceOp, UnOp};
 
 const LN_2: f64 = std::f64::consts::LN_2;
 /// 2 / sqrt(pi), the scale of erf's derivative.
@@ -45,9 +45,33 @@ pub(super) fn neg(a: Expr) -> Expr {
     }
 }
 
-/// The sum of `terms`, in order; `None` when there are none.
+/// The sum of `terms`, in order; `None` when there are none. Sums over the
+/// same variable and range become one (`sum(j in 0..N: a) + sum(j in
+/// 0..N: b)` is `sum(j in 0..N: a + b)`): one pass over a row, not two.
 pub(super) fn add_all(terms: Vec<Expr>) -> Option<Expr> {
-    terms.into_iter().reduce(|acc, t| match t {
+    let mut merged: Vec<Expr> = Vec::new();
+    for t in terms {
+        if let Expr::Reduce {
+            op: ReduceOp::Sum,
+            var,
+            lo,
+            hi,
+            body,
+        } = &t
+        {
+            let same = merged.iter_mut().find(|m| {
+                matches!(m, Expr::Reduce { op: ReduceOp::Sum, var: v, lo: l, hi: h, .. }
+                    if v == var && l == lo && h == hi)
+            });
+            if let Some(Expr::Reduce { body: into, .. }) = same {
+                let old = std::mem::replace(&mut **into, Expr::Int(0));
+                **into = add_all(vec![old, (**body).clone()]).expect("two terms");
+                continue;
+            }
+        }
+        merged.push(t);
+    }
+    merged.into_iter().reduce(|acc, t| match t {
         Expr::Unary(UnOp::Neg, inner) => Expr::binary(BinOp::Sub, acc, *inner),
         t => Expr::binary(BinOp::Add, acc, t),
     })
@@ -208,5 +232,13 @@ mod tests {
         let sum = add_all(vec![x.clone(), neg(Expr::var("y"))]).unwrap();
         assert_eq!(sum.to_string(), "x - y");
         assert!(add_all(vec![]).is_none());
+        let row = |body: Expr| super::super::sum("j", Expr::Int(0), Expr::var("N"), body);
+        let merged = add_all(vec![
+            row(x.clone()),
+            Expr::var("z"),
+            row(neg(Expr::var("y"))),
+        ])
+        .unwrap();
+        assert_eq!(merged.to_string(), "sum(j in 0..N: x - y) + z");
     }
 }
