@@ -3,73 +3,18 @@ compiled kernels against central differences (NumPy, float64). The
 functions here are also the ones `test_grad_torch.py` checks with
 `torch.autograd.gradcheck`."""
 
+import pathlib
+import sys
+
 import numpy as np
 import pytest
 
 import tile
 
-# ---------------------------------------------------------------------------
-# Functions covering every differentiable operation a capture records.
-
-
-@tile.jit
-def softmax(x):
-    m = tile.max(x, keepdims=True)
-    e = tile.exp(x - m)
-    return e / tile.sum(e, keepdims=True)
-
-
-@tile.jit
-def layernorm(x, w, b):
-    mu = tile.mean(x, keepdims=True)
-    d = x - mu
-    var = tile.mean(d * d, keepdims=True)
-    return d * tile.rsqrt(var + 1e-5) * w + b
-
-
-@tile.jit
-def smooth(x, w):
-    # Arguments kept in each function's domain by construction.
-    p = x * x + 1.5
-    a = tile.log(p) + tile.log2(p) + tile.sqrt(p) + tile.rsqrt(p) + tile.log1p(x * x)
-    b = tile.exp(tile.tanh(x)) + tile.exp2(tile.sin(x)) + tile.expm1(tile.cos(w))
-    c = tile.sigmoid(x * w) + tile.erf(x) + tile.pow(p, tile.tanh(w)) + tile.fma(x, w, a)
-    return a * b - c / p
-
-
-@tile.jit
-def kinks(x, w):
-    # Non-smooth operations, away from their kinks with random inputs.
-    return tile.where(x > w, tile.abs(x) * w, tile.maximum(x, w) - tile.minimum(x, 0.5 * w))
-
-
-@tile.jit
-def rows(x, w):
-    # Reductions of every kind, broadcast back, and two results.
-    s = tile.sum(x * w, keepdims=True)
-    mx = tile.max(tile.sin(x), keepdims=True)
-    mn = tile.min(x * x, keepdims=True)
-    return x * s + mx * w, tile.mean(tile.tanh(x) * mn)
-
-
-FUNCTIONS = [
-    (softmax, [(5, 7)]),
-    (layernorm, [(4, 9), (9,), (9,)]),
-    (smooth, [(3, 6), (6,)]),
-    (kinks, [(4, 5), (5,)]),
-    (rows, [(3, 8), (8,)]),
-]
-
-
-def _args(shapes, seed):
-    rng = np.random.default_rng(seed)
-    return [rng.standard_normal(s) for s in shapes]
-
-
-def _results(fn, args):
-    out = fn(*args)
-    return out if isinstance(out, tuple) else (out,)
-
+# The shared functions live beside this file (pytest's importlib mode puts
+# no test directory on the path).
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from grad_cases import FUNCTIONS, arguments, results, layernorm, softmax  # noqa: E402
 
 def _finite_differences(fn, args, cots, k, h=1e-6):
     """d/d args[k] of sum(cot * result) by central differences."""
@@ -80,15 +25,15 @@ def _finite_differences(fn, args, cots, k, h=1e-6):
         minus = [a.copy() for a in args]
         plus[k].reshape(-1)[e] += h
         minus[k].reshape(-1)[e] -= h
-        yp, ym = _results(fn, plus), _results(fn, minus)
+        yp, ym = results(fn, plus), results(fn, minus)
         flat[e] = sum(float(((p - m) * c).sum()) for p, m, c in zip(yp, ym, cots)) / (2 * h)
     return grad
 
 
 @pytest.mark.parametrize("fn,shapes", FUNCTIONS, ids=[f[0].__name__ for f in FUNCTIONS])
 def test_vjp_of_captured_functions_matches_finite_differences(fn, shapes):
-    args = _args(shapes, 1)
-    cots = [np.random.default_rng(2).standard_normal(y.shape) for y in _results(fn, args)]
+    args = arguments(shapes, 1)
+    cots = [np.random.default_rng(2).standard_normal(y.shape) for y in results(fn, args)]
     got = tile.vjp(fn)(*args, *cots)
     got = got if isinstance(got, tuple) else (got,)
     assert len(got) == len(args)
@@ -98,7 +43,7 @@ def test_vjp_of_captured_functions_matches_finite_differences(fn, shapes):
 
 
 def test_vjp_wrt_picks_arguments_by_position_or_name():
-    args = _args([(4, 9), (9,), (9,)], 3)
+    args = arguments([(4, 9), (9,), (9,)], 3)
     gy = np.ones((4, 9))
     dx_all, dw_all, db_all = tile.vjp(layernorm)(*args, gy)
     dw = tile.vjp(layernorm, wrt=[1])(*args, gy)

@@ -4,10 +4,15 @@ operation, gradients against PyTorch's own LayerNorm, inputs that do not
 require grad, `torch.no_grad`, several results. Skipped, with the reason,
 where torch or a GPU is missing."""
 
+import pathlib
+import sys
+
 import pytest
 
 import tile
-from test_grad import FUNCTIONS, _args, layernorm, rows
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from grad_cases import FUNCTIONS, arguments, layernorm, rows  # noqa: E402
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed")
 CUDA = torch.cuda.is_available()
@@ -17,7 +22,7 @@ DEVICES = ["cpu"] + (["cuda"] if CUDA else [])
 def _tensors(shapes, seed, device, requires_grad=True):
     return [
         torch.tensor(a, dtype=torch.float64, device=device, requires_grad=requires_grad)
-        for a in _args(shapes, seed)
+        for a in arguments(shapes, seed)
     ]
 
 
