@@ -578,3 +578,92 @@ fn generated_derivatives_reproduce_the_seed_pairs() {
         }
     }
 }
+
+/// Names the language lets a program reuse (a binding named like a
+/// reduction's variable, a `max` binding named like its own variable)
+/// must not be captured when bindings are written out inside sums.
+#[test]
+fn reused_names_are_not_captured() {
+    let sizes = Sizes::from([("M".to_string(), 2), ("N".to_string(), 3)]);
+    for text in [
+        "program p(x: in f32[M, N], w: in f32[N], y: out f32[M, N]) {
+           for i in 0..M {
+             a = x[i, 0] * 2.0
+             for j in 0..N {
+               s = sum(k in 0..N: a * w[k])
+               k = j + 1
+               y[i, j] = s * f32(k)
+             }
+           }
+         }",
+        "program p(x: in f32[M, N], y: out f32[M]) {
+           for i in 0..M { m = max(m in 0..N: x[i, m]); y[i] = m * m }
+         }",
+        "program p(x: in f32[M, N], w: in f32[N], z: out f32[M]) {
+           for i in 0..M { s = sum(j in 0..N: x[i, j] * w[j]); j = 0; z[i] = s * s + f32(j) }
+         }",
+    ] {
+        let p = parse_program(text).unwrap();
+        let r = check_gradients(&p, &float_inputs(&p), &sizes);
+        assert!(r.as_ref().is_ok_and(|n| *n > 0), "{text}\n{r:?}");
+    }
+}
+
+/// A reduction inside another's body is not moved out of it: with an
+/// empty outer range the program never evaluates it (here, an integer
+/// division by zero), and neither may its derivative.
+#[test]
+fn a_reduction_inside_an_empty_range_stays_unevaluated() {
+    let p = parse_program(
+        "program p(x: in f64[N], w: in f64[N], c: in i32[N], d: in i32[N], y: out f64[N]) {
+           for i in 0..N {
+             y[i] = sum(j in 0..c[i]: x[j] * sum(k in 0..N: w[k] * f64(k / d[i])))
+           }
+         }",
+    )
+    .unwrap();
+    let options = GradOptions {
+        wrt: vec!["x".into()],
+        with_value: false,
+    };
+    let g = differentiate(&p, &options).unwrap();
+    let sizes = Sizes::from([("N".to_string(), 4)]);
+    let mut args = fixture::arguments(&g, &sizes).unwrap();
+    let int = |v: &[f64]| Array::from_f64(DType::I32, &[4], v);
+    args.insert("c".into(), int(&[2.0, 0.0, 3.0, 1.0]));
+    args.insert("d".into(), int(&[1.0, 0.0, 2.0, -1.0]));
+    interp::interpret(&g, &mut args, &sizes).unwrap_or_else(|e| panic!("{e}\n{g}"));
+}
+
+/// A loop whose bindings reuse each other would write out exponentially
+/// many nodes: refused before they are built, naming the statement.
+#[test]
+fn an_exponential_write_out_is_refused_before_it_is_built() {
+    let mut text = String::from(
+        "program p(x: in f32[M, N], y: out f32[M, N]) {\n  for i in 0..M {\n    a0 = x[i, 0] * 0.5\n    for j in 0..N {\n      b0 = a0 * x[i, j]\n",
+    );
+    for k in 1..40 {
+        text.push_str(&format!("      b{k} = sin(b{}) * b{}\n", k - 1, k - 1));
+    }
+    text.push_str("      y[i, j] = b39\n    }\n  }\n}\n");
+    let e = grad_of(&text, &["x"]).unwrap_err().to_string();
+    assert!(e.contains("more than 100000 expression nodes"), "{e}");
+}
+
+#[test]
+fn a_size_only_a_non_float_output_fixes_is_refused() {
+    let text = "program p(x: in f32[N], c: out i32[K], y: out f32[N]) {
+      for i in 0..N { y[i] = sum(k in 0..K: x[i] * f32(k)) }
+    }";
+    let e = grad_of(text, &["x"]).unwrap_err().to_string();
+    assert!(
+        e.contains("the size `K` is fixed only by the output `c`"),
+        "{e}"
+    );
+    let p = parse_program(text).unwrap();
+    let options = GradOptions {
+        wrt: vec!["x".into()],
+        with_value: true,
+    };
+    assert!(differentiate(&p, &options).is_ok());
+}

@@ -89,6 +89,43 @@ pub(super) fn check(program: &Program, wrt: &[String]) -> Result<(), GradError> 
     Ok(())
 }
 
+/// Refuses a program with a size symbol that only an output the
+/// derivative program does not take (one that is not a float) has in its
+/// box: nothing would bind it. With `with_value` every output is taken.
+pub(super) fn check_sizes(program: &Program, with_value: bool) -> Result<(), GradError> {
+    if with_value {
+        return Ok(());
+    }
+    let mut taken = Vec::new();
+    for p in &program.params {
+        if p.role == Role::In || p.dtype.is_float() {
+            for d in &p.dims {
+                d.lo.free_vars(&mut taken);
+                d.hi.free_vars(&mut taken);
+            }
+        }
+    }
+    for p in &program.params {
+        for d in &p.dims {
+            let mut here = Vec::new();
+            d.lo.free_vars(&mut here);
+            d.hi.free_vars(&mut here);
+            if let Some(s) = here.iter().find(|s| !taken.contains(s)) {
+                return Err(unsupported(
+                    p.span,
+                    format!(
+                        "the size `{s}` is fixed only by the output `{}` ({}), which the \
+                         derivative program does not take; pass --with-value (the derivative \
+                         then writes every output), or give `{s}` to an input",
+                        p.name, p.dtype
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn unsupported(span: crate::Span, message: String) -> GradError {
     GradError::Unsupported(Diagnostic::new(span, message))
 }

@@ -20,6 +20,7 @@ mod check;
 mod name_reductions;
 mod partials;
 mod place;
+mod separate_names;
 mod tidy;
 
 use crate::scope::Scope;
@@ -68,10 +69,13 @@ pub fn differentiate(program: &Program, options: &GradOptions) -> Result<Program
     crate::verify(program).map_err(|e| GradError::Request(e.to_string()))?;
     check::check(program, &options.wrt)?;
     let mut namer = Namer::of(program);
+    let mut separated = program.body.clone();
+    separate_names::separate_names(&mut separated, &mut namer);
     let bound = Program {
-        body: name_reductions::name_reductions(&program.body, &mut namer),
+        body: name_reductions::name_reductions(&separated, &mut namer),
         ..program.clone()
     };
+    check::check_sizes(&bound, options.with_value)?;
     let mut d = Deriver::new(&bound, options, namer);
     let (_, mirror, outflow) = d.block(&bound.body, None, Vec::new())?;
     if let Some((name, _)) = outflow.first() {
@@ -526,21 +530,7 @@ impl<'p> Deriver<'p> {
     /// written out in terms of earlier ones has those written out too).
     pub(super) fn inline(&self, id: usize, e: &mut Expr, span: Span) -> Result<(), GradError> {
         for (name, value) in self.blocks[id].lets.iter().rev() {
-            if mentions(e, name) {
-                e.substitute(name, value);
-            }
-        }
-        let mut nodes = 0usize;
-        e.walk(&mut |_| nodes += 1);
-        if nodes > MAX_INLINED_NODES {
-            return Err(GradError::Unsupported(Diagnostic::new(
-                span,
-                format!(
-                    "the derivative flowing out of this statement would hold {nodes} expression \
-                     nodes once the loop's bindings are written out (at most \
-                     {MAX_INLINED_NODES}); split the loop or bind fewer shared values in it"
-                ),
-            )));
+            write_out(e, name, value, span)?;
         }
         Ok(())
     }
@@ -794,6 +784,38 @@ fn wrap_sums(mut bar: Expr, red: &[Frame]) -> Expr {
         }
     }
     bar
+}
+
+/// Replaces the binding `name` by its `value` in `e`, refusing (before
+/// building it) a result of more than [`MAX_INLINED_NODES`] nodes.
+pub(super) fn write_out(
+    e: &mut Expr,
+    name: &str,
+    value: &Expr,
+    span: Span,
+) -> Result<(), GradError> {
+    let (mut uses, mut size, mut value_size) = (0usize, 0usize, 0usize);
+    e.walk(&mut |n| {
+        size += 1;
+        uses += usize::from(matches!(n, Expr::Var(v) if v == name));
+    });
+    if uses == 0 {
+        return Ok(());
+    }
+    value.walk(&mut |_| value_size += 1);
+    let nodes = uses.saturating_mul(value_size).saturating_add(size);
+    if nodes > MAX_INLINED_NODES {
+        return Err(GradError::Unsupported(Diagnostic::new(
+            span,
+            format!(
+                "the derivative flowing out of this statement would hold more than \
+                 {MAX_INLINED_NODES} expression nodes once the loop's bindings are written out \
+                 (`{name}` is used {uses} times); split the loop or bind fewer shared values in it"
+            ),
+        )));
+    }
+    e.substitute(name, value);
+    Ok(())
 }
 
 /// True when `e` reads the name `name`.

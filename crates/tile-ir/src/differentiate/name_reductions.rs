@@ -1,7 +1,7 @@
 //! Binding reductions before differentiating: each reduction inside a
-//! statement's expression (not a whole binding's value) becomes a binding
-//! of its own just before the statement, where it reads no variable of an
-//! enclosing reduction. Derivatives refer to their operands (`rsqrt(s)`'s
+//! statement's expression (not a whole binding's value, and not inside
+//! another reduction) becomes a binding of its own just before the
+//! statement. Derivatives refer to their operands (`rsqrt(s)`'s
 //! refers to `s`), so a reduction left in place would be written out again
 //! in every derivative that refers to it; bound, it is computed once.
 
@@ -16,12 +16,8 @@ pub(super) fn name_reductions(body: &[Stmt], namer: &mut Namer) -> Vec<Stmt> {
             Stmt::Let { name, value, span } => {
                 let mut value = value.clone();
                 let mut hoisted = Vec::new();
-                match &mut value {
-                    Expr::Reduce { var, body, .. } => {
-                        let mut bound = vec![var.clone()];
-                        hoist(body, name, &mut bound, &mut hoisted, namer, *span);
-                    }
-                    v => hoist(v, name, &mut Vec::new(), &mut hoisted, namer, *span),
+                if !matches!(value, Expr::Reduce { .. }) {
+                    hoist(&mut value, name, &mut hoisted, namer, *span);
                 }
                 out.extend(hoisted);
                 out.push(Stmt::Let {
@@ -35,7 +31,7 @@ pub(super) fn name_reductions(body: &[Stmt], namer: &mut Namer) -> Vec<Stmt> {
                 let mut s = s.clone();
                 let mut hoisted = Vec::new();
                 if let Stmt::Store { value, .. } = &mut s {
-                    hoist(value, buf, &mut Vec::new(), &mut hoisted, namer, span);
+                    hoist(value, buf, &mut hoisted, namer, span);
                 }
                 out.extend(hoisted);
                 out.push(s);
@@ -61,36 +57,23 @@ pub(super) fn name_reductions(body: &[Stmt], namer: &mut Namer) -> Vec<Stmt> {
     out
 }
 
-/// Binds each reduction of `e` that reads none of `bound` (the variables
-/// of the reductions around it) to a fresh name based on `base`.
-fn hoist(
-    e: &mut Expr,
-    base: &str,
-    bound: &mut Vec<String>,
-    out: &mut Vec<Stmt>,
-    namer: &mut Namer,
-    span: Span,
-) {
-    if let Expr::Reduce { op, var, body, .. } = e {
-        let op = *op;
-        bound.push(var.clone());
-        hoist(body, base, bound, out, namer, span);
-        bound.pop();
-        let mut free = Vec::new();
-        e.free_vars(&mut free);
-        if !free.iter().any(|v| bound.contains(v)) {
-            let suffix = match op {
-                ReduceOp::Sum => "sum",
-                ReduceOp::Max => "max",
-                ReduceOp::Min => "min",
-            };
-            let name = namer.fresh(&format!("{base}_{suffix}"));
-            let value = std::mem::replace(e, Expr::var(&name));
-            out.push(Stmt::Let { name, value, span });
-        }
+/// Binds each reduction of `e` not inside another to a fresh name based
+/// on `base`. One inside a reduction's body stays: it may be evaluated for
+/// none of that range (an empty one), and hoisting it would evaluate, and
+/// possibly fail on, what the program never evaluates.
+fn hoist(e: &mut Expr, base: &str, out: &mut Vec<Stmt>, namer: &mut Namer, span: Span) {
+    if let Expr::Reduce { op, .. } = e {
+        let suffix = match *op {
+            ReduceOp::Sum => "sum",
+            ReduceOp::Max => "max",
+            ReduceOp::Min => "min",
+        };
+        let name = namer.fresh(&format!("{base}_{suffix}"));
+        let value = std::mem::replace(e, Expr::var(&name));
+        out.push(Stmt::Let { name, value, span });
         return;
     }
     for c in e.children_mut() {
-        hoist(c, base, bound, out, namer, span);
+        hoist(c, base, out, namer, span);
     }
 }

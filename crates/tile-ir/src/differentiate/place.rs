@@ -240,8 +240,8 @@ fn projection(
     for s in sites {
         let mut c = s.value.clone();
         for (name, value) in d.blocks[s.block].lets.iter().rev() {
-            if cheap(value) && super::mentions(&c, name) {
-                c.substitute(name, value);
+            if cheap(value) {
+                super::write_out(&mut c, name, value, s.span)?;
             }
         }
         let mut b = Some(s.block);
