@@ -557,3 +557,72 @@ fn bench_runs_one_program_file_with_a_copy_of_its_bytes() {
     let audit = tile(&["audit", &out.join("results.json").display().to_string()]);
     assert!(audit.status.success(), "{}", text(&audit).0);
 }
+
+/// `tile grad` prints the derivative program (the fixture
+/// `tests/programs/derivatives/softmax_grad.tile` after its header), which
+/// `tile run` then runs; a refusal names the file, line and column and
+/// exits 1 with nothing on stdout.
+#[test]
+fn grad_prints_a_program_that_runs_and_refusals_have_locations() {
+    let programs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/programs");
+    let softmax = programs.join("controls/softmax.tile").display().to_string();
+    let o = tile(&["grad", &softmax, "--wrt", "x"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let fixture = std::fs::read_to_string(programs.join("derivatives/softmax_grad.tile")).unwrap();
+    let body: String = fixture
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(out, body);
+
+    let dir = scratch("grad");
+    let grad = write(&dir, "softmax_grad.tile", &out);
+    let x = Array::from_f64(DType::F32, &[2, 3], &[0.5, -1.0, 2.0, 0.0, 0.25, -0.75]);
+    let gy = Array::from_f64(DType::F32, &[2, 3], &[1.0, 0.0, 0.0, 0.5, -0.5, 2.0]);
+    let (xp, gp) = (save(&dir, "x.npy", &x), save(&dir, "gy.npy", &gy));
+    let outd = dir.join("out").display().to_string();
+    let o = tile(&[
+        "run",
+        &grad,
+        "--target",
+        "cpu",
+        "--input",
+        &format!("x={xp}"),
+        "--input",
+        &format!("grad_y={gp}"),
+        "--out-dir",
+        &outd,
+    ]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let got = npy::read_npy(&std::fs::read(dir.join("out/grad_x.npy")).unwrap()).unwrap();
+    // d/dx of sum(gy * softmax(x)) = s * (gy - sum(gy * s)), row by row.
+    for i in 0..2 {
+        let xs: Vec<f64> = (0..3).map(|j| x.get_f64(i * 3 + j)).collect();
+        let m = xs.iter().cloned().fold(f64::MIN, f64::max);
+        let z: f64 = xs.iter().map(|v| (v - m).exp()).sum();
+        let s: Vec<f64> = xs.iter().map(|v| (v - m).exp() / z).collect();
+        let dot: f64 = (0..3).map(|j| gy.get_f64(i * 3 + j) * s[j]).sum();
+        for j in 0..3 {
+            let want = s[j] * (gy.get_f64(i * 3 + j) - dot);
+            assert!((got.get_f64(i * 3 + j) - want).abs() < 1e-6, "({i}, {j})");
+        }
+    }
+
+    let bad = write(
+        &dir,
+        "acc.tile",
+        "program acc(x: in f32[N], y: out f32[N]) {\n  for i in 0..N {\n    y[0] = x[i]\n  }\n}\n",
+    );
+    let o = tile(&["grad", &bad, "--wrt", "x"]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(out.is_empty());
+    assert!(
+        err.starts_with(&format!(
+            "{bad}:3:5: error: the store to `y` does not index by the loop variable `i`"
+        )),
+        "{err}"
+    );
+}
