@@ -604,8 +604,8 @@ fn grad_prints_a_program_that_runs_and_refusals_have_locations() {
         let z: f64 = xs.iter().map(|v| (v - m).exp()).sum();
         let s: Vec<f64> = xs.iter().map(|v| (v - m).exp() / z).collect();
         let dot: f64 = (0..3).map(|j| gy.get_f64(i * 3 + j) * s[j]).sum();
-        for j in 0..3 {
-            let want = s[j] * (gy.get_f64(i * 3 + j) - dot);
+        for (j, sj) in s.iter().enumerate() {
+            let want = sj * (gy.get_f64(i * 3 + j) - dot);
             assert!((got.get_f64(i * 3 + j) - want).abs() < 1e-6, "({i}, {j})");
         }
     }
