@@ -58,9 +58,10 @@ fn block(
     }
 }
 
-/// Replaces the binding `from` by `to` in `s`, except where a loop or
-/// reduction variable of that name hides it.
-fn rename(s: &mut Stmt, from: &str, to: &Expr) {
+/// Replaces the name `from` by `to` in `s` and the statements nested in
+/// it, except where a loop or reduction variable of that name hides it
+/// (also how `tidy` renames a loop variable in its body).
+pub(super) fn rename(s: &mut Stmt, from: &str, to: &Expr) {
     match s {
         Stmt::For { vars, body, .. } => {
             for v in vars.iter_mut() {

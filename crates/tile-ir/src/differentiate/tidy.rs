@@ -67,7 +67,8 @@ pub(super) fn unshadow(body: &mut [Stmt], visible: &mut HashSet<String>, namer: 
                             later.lo.substitute(&old, &to);
                             later.hi.substitute(&old, &to);
                         }
-                        body.iter_mut().for_each(|t| rename(t, &old, &to));
+                        body.iter_mut()
+                            .for_each(|t| super::separate_names::rename(t, &old, &to));
                         vars[k].name = fresh;
                     }
                     visible.insert(vars[k].name.clone());
@@ -121,31 +122,6 @@ fn unshadow_expr(e: &mut Expr, visible: &mut HashSet<String>, namer: &mut Namer)
     }
     for c in e.children_mut() {
         unshadow_expr(c, visible, namer);
-    }
-}
-
-/// Replaces the variable `from` by `to` in a statement and those nested in it.
-fn rename(s: &mut Stmt, from: &str, to: &Expr) {
-    match s {
-        Stmt::For { vars, body, .. } => {
-            for v in vars.iter_mut() {
-                v.lo.substitute(from, to);
-                v.hi.substitute(from, to);
-            }
-            body.iter_mut().for_each(|t| rename(t, from, to));
-        }
-        Stmt::Let { value, .. } => value.substitute(from, to),
-        Stmt::Store { idx, value, .. } => {
-            idx.iter_mut().for_each(|e| e.substitute(from, to));
-            value.substitute(from, to);
-        }
-        Stmt::If {
-            cond, then, els, ..
-        } => {
-            cond.substitute(from, to);
-            then.iter_mut().for_each(|t| rename(t, from, to));
-            els.iter_mut().for_each(|t| rename(t, from, to));
-        }
     }
 }
 
