@@ -767,13 +767,7 @@ fn loop_binding(block: usize) -> Binding {
 
 /// `sum(var in lo..hi: body)`.
 pub(super) fn sum(var: &str, lo: Expr, hi: Expr, body: Expr) -> Expr {
-    Expr::Reduce {
-        op: ReduceOp::Sum,
-        var: var.to_string(),
-        lo: Box::new(lo),
-        hi: Box::new(hi),
-        body: Box::new(body),
-    }
+    crate::builder::reduce(ReduceOp::Sum, var, lo, hi, body)
 }
 
 /// `bar` summed over the reductions `red` (innermost inside).
