@@ -12,6 +12,11 @@
 #   bg-suites      the matrix, neural and algorithm groups with torch_eager
 #                  in the background; wait-suites[:S] waits up to S seconds
 #                  and collects them (suites.tgz, suites.txt)
+#   bg-autodiff    the autodiff group (generated backward programs) with
+#                  torch_eager, torch_compile and jax_jit, two rounds, in
+#                  the background; wait-autodiff[:S] collects it
+#                  (autodiff-bench.tgz, autodiff-bench.txt)
+#   peers          the peers' self-test on every framework (peers.log)
 #   reduce         per-row and per-column reductions against a copy of
 #                  the bytes they move (cuda_reductions.log)
 #   pairs          seed pairs against a copy (cuda_pairs.log)
@@ -103,6 +108,16 @@ for step in "$@"; do
   bg-reductions*)
     cases=${step#bg-reductions}; cases=${cases#:}; cases=${cases:-reductions}
     start_bg reductions "bench --target cuda --cases $cases --peers torch_eager,torch_compile"
+    ;;
+  bg-autodiff)
+    start_bg autodiff-bench "bench --target cuda --cases autodiff --peers torch_eager,torch_compile,jax_jit --rounds 2"
+    ;;
+  wait-autodiff*)
+    limit=${step#wait-autodiff}; limit=${limit#:}; collect autodiff-bench "${limit:-540}" 70
+    ;;
+  peers)
+    python3 peers/selftest.py --all > "$out/peers.log" 2>&1
+    grep -E "^(FAIL|skip)|passed" "$out/peers.log" | tail -20
     ;;
   bg-suites)
     start_bg suites "bench --target cuda --cases matrix,neural,algorithm --peers torch_eager"

@@ -4,8 +4,9 @@ Spawns `peers/worker.py FRAMEWORK` as a subprocess, as the harness does
 (same interpreter as this script, repository root as working directory,
 PYTHONUNBUFFERED=1), and talks JSON lines to it:
 
-- numpy_eager on sigmoid_pair 1x127, gelu_pair 37x1537 and the five
-  controls (add, gelu_ab, softmax, rmsnorm, layernorm) at 37x1537, with
+- numpy_eager on sigmoid_pair 1x127, gelu_pair 37x1537, the five
+  controls (add, gelu_ab, softmax, rmsnorm, layernorm) and the three
+  autodiff backward graphs (with the suite's tolerances) at 37x1537, with
   the quick protocol (3 samples, 2 ms window, 5 ms warm-up): every response
   well-formed, validated, with the requested phases and sane samples;
 - the clean paths: an unknown graph (not_available, worker still alive),
@@ -34,7 +35,16 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 SEED = [("sigmoid_pair", [1, 127]), ("gelu_pair", [37, 1537])]
 CONTROLS = [(g, [37, 1537]) for g in ("add", "gelu_ab", "softmax", "rmsnorm", "layernorm")]
-OUTPUTS = {"sigmoid_pair": ["value", "grad"], "gelu_pair": ["value", "grad"]}
+AUTODIFF = [(g, [37, 1537]) for g in ("softmax_grad", "layernorm_grad", "cross_entropy_loss_grad")]
+OUTPUTS = {
+    "sigmoid_pair": ["value", "grad"],
+    "gelu_pair": ["value", "grad"],
+    "softmax_grad": ["grad_x"],
+    "layernorm_grad": ["grad_x", "grad_w", "grad_b"],
+    "cross_entropy_loss_grad": ["grad_x"],
+}
+# Outputs with one element per column rather than per element.
+PER_COLUMN = {"grad_w", "grad_b"}
 QUICK = {"samples": 3, "window_ms": 2.0, "warmup_ms": 5.0, "atol": 2e-6, "rtol": 2e-5}
 ALL_FRAMEWORKS = ["numpy_eager", "torch_eager", "torch_compile", "jax_jit", "cupy_elementwise"]
 GPU_FRAMEWORKS = {"torch_compile", "jax_jit", "cupy_elementwise"}
@@ -121,9 +131,19 @@ class Results:
             print(f"ok   {label}", flush=True)
 
 
+def suite_tolerances():
+    """Graph -> {"atol", "rtol"} from bench/suite.json."""
+    with open(os.path.join(ROOT, "bench", "suite.json"), encoding="utf-8") as f:
+        return {g["graph"]: {"atol": g["atol"], "rtol": g["rtol"]} for g in json.load(f)["graphs"]}
+
+
+TOLERANCES = {g: suite_tolerances()[g] for g, _ in AUTODIFF}
+
+
 def run_request(graph, shape, target, phases, **over):
     req = {"op": "run", "graph": graph, "shape": shape, "target": target, "phases": phases}
     req.update(QUICK)
+    req.update(TOLERANCES.get(graph, {}))
     req.update(over)
     return req
 
@@ -146,12 +166,14 @@ def check_ok(resp, graph, shape, target, phases, gpu_events):
     assert resp.get("status") == "ok", f"status {resp.get('status')!r}: {resp.get('reason')}"
     v = resp.get("validation")
     assert isinstance(v, dict) and v.get("pass") is True, f"validation: {v}"
-    assert v.get("atol") == QUICK["atol"] and v.get("rtol") == QUICK["rtol"], "tolerances not echoed"
+    tol = {**QUICK, **TOLERANCES.get(graph, {})}
+    assert v.get("atol") == tol["atol"] and v.get("rtol") == tol["rtol"], "tolerances not echoed"
     names = OUTPUTS.get(graph, ["y"])
     outs = v.get("outputs")
     assert [o.get("name") for o in outs] == names, f"outputs {outs}"
     for o in outs:
-        assert o.get("count") == shape[0] * shape[1], f"count {o.get('count')}"
+        want = shape[1] if o.get("name") in PER_COLUMN else shape[0] * shape[1]
+        assert o.get("count") == want, f"count {o.get('count')}"
         assert o.get("pass") is True, o
         for key in ("max_abs", "max_rel"):
             x = o.get(key)
@@ -185,7 +207,7 @@ def cases_on(results, framework, target, phases, gpu_events):
         if not hello.get("available") or target not in hello.get("targets", [target]):
             print(f"skip {framework} {target}: not available ({hello.get('reason') or 'no ' + target})", flush=True)
             return
-        for graph, shape in SEED + CONTROLS:
+        for graph, shape in SEED + CONTROLS + AUTODIFF:
             label = f"{framework} {target}: {graph} {shape[0]}x{shape[1]}"
             results.check(
                 label,

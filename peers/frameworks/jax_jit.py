@@ -8,6 +8,8 @@ on the last invocation's outputs (one device stream: in-order execution).
 GPU memory preallocation is switched off (XLA_PYTHON_CLIENT_PREALLOCATE=
 false) because the harness keeps all peer workers of a round alive at once.
 The graphs are the formulas written with jax.numpy / lax; `kernels` is null.
+The autodiff graphs are `jax.vjp` of the forward formula applied to the
+cotangent, under one `jax.jit` (XLA recomputes what the backward needs).
 """
 
 import math
@@ -110,6 +112,34 @@ def _graph(jax, graph):
             return (d * lax.rsqrt(var + common.EPS) * w + b,)
 
         return f, "(x - mean) * rsqrt(var + 1e-5) * w + b (two-pass)"
+    if graph == "softmax_grad":
+
+        def f(x, g):
+            return jax.vjp(lambda t: jax.nn.softmax(t, axis=-1), x)[1](g)
+
+        return f, "jax.vjp(jax.nn.softmax(x, axis=-1))(grad_y)"
+    if graph == "layernorm_grad":
+
+        def ln(x, w, b):
+            mean = jnp.mean(x, axis=-1, keepdims=True)
+            d = x - mean
+            var = jnp.mean(d * d, axis=-1, keepdims=True)
+            return d * lax.rsqrt(var + common.EPS) * w + b
+
+        def f(x, w, b, g):
+            return jax.vjp(ln, x, w, b)[1](g)
+
+        return f, "jax.vjp of the two-pass LayerNorm formula, grads of x, w, b"
+    if graph == "cross_entropy_loss_grad":
+
+        def f(x, label, g):
+            def loss(t):
+                picked = jnp.take_along_axis(t, label[:, None], axis=-1)[:, 0]
+                return jax.nn.logsumexp(t, axis=-1) - picked
+
+            return jax.vjp(loss, x)[1](g)
+
+        return f, "jax.vjp(logsumexp(x) - x[label])(grad_loss)"
     return None, ""
 
 
@@ -140,8 +170,8 @@ class JaxRunner(common.Runner):
         args = tuple(jax.device_put(np.ascontiguousarray(inputs[k]), dev) for k in case.input_names)
         for a in args:
             a.block_until_ready()
-            if str(a.dtype) != "float32":
-                raise RuntimeError(f"JAX input dtype is {a.dtype}, expected float32")
+            if str(a.dtype) not in ("float32", "int32"):
+                raise RuntimeError(f"JAX input dtype is {a.dtype}, expected float32 or int32")
         jf = jax.jit(f)
         self._out = jf(*args)  # compiles
         self._block(self._out)

@@ -3,6 +3,11 @@ outputs and temporaries (one thread: NumPy ufuncs do not parallelise).
 
 `kernels` is the number of ufunc/reduction calls per invocation (each one
 pass over its operands), the CPU analogue of kernel launches.
+
+The autodiff graphs are backward passes written by hand; each takes what
+its forward pass would have saved (softmax's output, LayerNorm's mean and
+reciprocal deviation), computed when the case is prepared, outside every
+timed region.
 """
 
 import common
@@ -408,6 +413,70 @@ def _histogram(np, ins, outs, m, n):
     return fn, 6, "add, multiply, floor, clip, astype, bincount"
 
 
+def _saved_softmax(np, x):
+    """softmax(x) along the last axis in float32: what a forward pass saves
+    for the backward (computed outside every timed region)."""
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _softmax_grad(np, ins, outs, m, n):
+    g, dx = ins["grad_y"], outs["grad_x"]
+    y = _saved_softmax(np, ins["x"])
+    dot = np.empty((m, 1), dtype=np.float32)
+
+    def fn():
+        np.multiply(g, y, out=dx)
+        np.sum(dx, axis=-1, keepdims=True, out=dot)
+        np.subtract(g, dot, out=dx)
+        np.multiply(dx, y, out=dx)
+
+    return fn, 4, "saved y = softmax(x) (untimed); y * (g - sum(g * y)): multiply, sum(keepdims), subtract, multiply, all out="
+
+
+def _layernorm_grad(np, ins, outs, m, n):
+    x, w, g = ins["x"], ins["w"], ins["grad_y"]
+    dx, dw, db = outs["grad_x"], outs["grad_w"], outs["grad_b"]
+    mean = x.mean(axis=-1, keepdims=True)
+    rstd = (1.0 / np.sqrt(((x - mean) ** 2).mean(axis=-1, keepdims=True) + common.EPS)).astype(np.float32)
+    xhat, gw = np.empty_like(x), np.empty_like(x)
+    c1, c2 = np.empty((m, 1), dtype=np.float32), np.empty((m, 1), dtype=np.float32)
+
+    def fn():
+        np.subtract(x, mean, out=xhat)
+        np.multiply(xhat, rstd, out=xhat)
+        np.multiply(g, xhat, out=dx)
+        np.sum(dx, axis=0, out=dw)
+        np.sum(g, axis=0, out=db)
+        np.multiply(g, w, out=gw)
+        np.mean(gw, axis=-1, keepdims=True, out=c1)
+        np.multiply(gw, xhat, out=dx)
+        np.mean(dx, axis=-1, keepdims=True, out=c2)
+        np.multiply(xhat, c2, out=dx)
+        np.subtract(gw, dx, out=dx)
+        np.subtract(dx, c1, out=dx)
+        np.multiply(dx, rstd, out=dx)
+
+    return fn, 13, (
+        "saved mean, rstd (untimed); xhat = (x - mean) * rstd; grad_w = sum_rows(g * xhat), grad_b = sum_rows(g); "
+        "grad_x = rstd * (g*w - mean(g*w) - xhat * mean(g*w*xhat)), all out="
+    )
+
+
+def _cross_entropy_loss_grad(np, ins, outs, m, n):
+    gl, dx = ins["grad_loss"], outs["grad_x"]
+    p = _saved_softmax(np, ins["x"])
+    rows, label = np.arange(m), ins["label"]
+    scale = gl[:, None]
+
+    def fn():
+        np.copyto(dx, p)
+        dx[rows, label] -= 1.0
+        np.multiply(dx, scale, out=dx)
+
+    return fn, 3, "saved p = softmax(x) (untimed); (p - onehot(label)) * grad_loss: copyto, scatter-subtract, multiply"
+
+
 _BUILDERS = {
     "sigmoid_pair": _sigmoid_pair,
     "gelu_pair": _gelu_pair,
@@ -427,6 +496,9 @@ _BUILDERS = {
     "mse": _mse,
     "attention": _attention,
     "conv1d": _conv1d,
+    "softmax_grad": _softmax_grad,
+    "layernorm_grad": _layernorm_grad,
+    "cross_entropy_loss_grad": _cross_entropy_loss_grad,
     "argmax": _argmax,
     "prefix_sum": _prefix_sum,
     "rank": _rank,

@@ -12,6 +12,12 @@ formulas written with torch ops (sigmoid: `torch.sigmoid`, then
 formula and `F.layer_norm`; reductions `torch.logsumexp` and
 `torch.linalg.vector_norm` along the last axis.
 
+The autodiff graphs compile the forward (`torch.softmax`, `F.layer_norm`,
+`F.cross_entropy(reduction="none")`) with inputs that require grad, run
+it once, and time `torch.autograd.grad(y, inputs, cotangent,
+retain_graph=True)`: the backward Inductor compiled, reading what its
+forward saved. Their gradients are fresh tensors per call.
+
 No inference_mode/no_grad context: on torch 2.11 (H200) both made the
 compiled call slower (about 69 vs 51 us per call at 1x127); the tensors do
 not require grad, so nothing is recorded for autograd.
@@ -109,6 +115,8 @@ def prepare(case, inputs):
         raise common.NotAvailable(f"torch_compile runs on cuda only (asked for {case.target})")
     if torch_eager.cuda_device_name(torch) is None:
         raise common.NotAvailable("torch_compile: no CUDA device")
+    if case.graph in _BACKWARDS:
+        return BackwardRunner(torch, case, inputs)
     f, desc = _graph(torch, case.graph, case.n)
     if f is None:
         raise common.NotAvailable(f"graph {case.graph!r} is not implemented by torch_compile")
@@ -211,6 +219,89 @@ class CompiledRunner(common.Runner):
         self._outs = None
         self._result = None
         self._args = None
+        self.torch._dynamo.reset()
+        self.torch.cuda.synchronize()
+        self.torch.cuda.empty_cache()
+
+
+def _backwards(torch, n):
+    """Graph -> (forward of the inputs that require grad and the others,
+    names of those inputs, name of the cotangent, description)."""
+    import torch.nn.functional as F
+
+    return {
+        "softmax_grad": (lambda x: torch.softmax(x, -1), ["x"], "grad_y", "torch.softmax(x, -1)"),
+        "layernorm_grad": (
+            lambda x, w, b: F.layer_norm(x, (n,), w, b, eps=common.EPS),
+            ["x", "w", "b"],
+            "grad_y",
+            "F.layer_norm(x, (N,), w, b)",
+        ),
+        "cross_entropy_loss_grad": (
+            lambda x, label: F.cross_entropy(x, label, reduction="none"),
+            ["x"],
+            "grad_loss",
+            'F.cross_entropy(x, label, reduction="none")',
+        ),
+    }
+
+
+_BACKWARDS = ("softmax_grad", "layernorm_grad", "cross_entropy_loss_grad")
+
+
+class BackwardRunner(common.Runner):
+    """The backward of a compiled forward: `torch.autograd.grad` on the
+    forward's output, replayed with `retain_graph=True`."""
+
+    def __init__(self, torch, case, inputs):
+        super().__init__()
+        self.torch = torch
+        self.has_gpu_events = True
+        torch._dynamo.reset()
+        torch.cuda.set_device(0)
+        dev = torch.device("cuda", 0)
+        self.device = torch.cuda.get_device_name(0)
+        self._events = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+        f, wrt, cot, desc = _backwards(torch, case.n)[case.graph]
+        ts = {k: torch.from_numpy(v).to(dev).contiguous() for k, v in inputs.items()}
+        leaves = [ts[k].requires_grad_(True) for k in wrt]
+        extra = [ts["label"].long()] if "label" in ts else []
+        counted = _reset_kernel_count(torch)
+        cf = torch.compile(f, fullgraph=True, dynamic=False)
+        y = cf(*leaves, *extra)  # compiles the forward and the backward
+        grad_y = ts[cot]
+        self._names = case.output_names
+        self._result = torch.autograd.grad(y, leaves, grad_y, retain_graph=True)
+        torch.cuda.synchronize()
+        count = _kernel_count(torch) if counted else None
+        self.kernels = None
+        if count:
+            self.notes.append(f"Inductor generated {count} kernels for the forward and the backward together")
+
+        def fn():
+            self._result = torch.autograd.grad(y, leaves, grad_y, retain_graph=True)
+
+        self._fn = fn
+        self.notes.append(
+            f"torch.compile(fullgraph=True, dynamic=False) of {desc}; timed: its backward, "
+            "torch.autograd.grad(y, inputs, cotangent, retain_graph=True); gradients allocated per call"
+        )
+
+    def invoke(self):
+        self._fn()
+
+    def sync(self):
+        self.torch.cuda.synchronize()
+
+    def gpu_time(self, n):
+        return common.torch_event_time(self.torch, self._events, self._fn, n)
+
+    def outputs(self):
+        return {name: t.detach().cpu().numpy().copy() for name, t in zip(self._names, self._result)}
+
+    def close(self):
+        self._fn = None
+        self._result = None
         self.torch._dynamo.reset()
         self.torch.cuda.synchronize()
         self.torch.cuda.empty_cache()

@@ -13,7 +13,15 @@ CUDA device (target cuda), with preallocated outputs and `out=` calls.
   the CPU BLAS), `F.cross_entropy` pieces, `torch.sort(stable=True)`,
   `torch.cumsum(out=)`, `torch.bincount`.
 
-Everything runs under `torch.inference_mode()` (no autograd bookkeeping).
+- the autodiff suite: the backward kernels eager autograd runs, given what
+  the forward saved (computed when the case is prepared, untimed):
+  `aten._softmax_backward_data` on the saved output,
+  `aten.native_layer_norm_backward` on the saved mean and rstd, and
+  `torch.autograd.grad` through `F.cross_entropy(reduction="none")`
+  (`retain_graph=True`, so each call replays the same backward).
+
+Everything runs under `torch.inference_mode()` (no autograd bookkeeping),
+except the cross-entropy backward, which needs autograd's graph.
 `kernels` is the number of out-calls per invocation where each is known to
 be one kernel, else null. gpu phases use `torch.cuda.Event`s on the
 current stream.
@@ -445,6 +453,44 @@ def _histogram(torch, ins, outs, m, n, notes):
     return fn, None, "floor, clamp, bincount (kernel count not known)"
 
 
+def _softmax_grad(torch, ins, outs, m, n, notes):
+    x, g = ins["x"], ins["grad_y"]
+    y = torch.softmax(x, -1)  # saved by the forward
+    bwd = torch.ops.aten._softmax_backward_data
+
+    def fn():
+        outs["grad_x"] = bwd(g, y, -1, torch.float32)
+
+    return fn, 1, "aten._softmax_backward_data(g, y, -1) on the saved y = softmax(x) (what autograd runs)"
+
+
+def _layernorm_grad(torch, ins, outs, m, n, notes):
+    x, w, b, g = ins["x"], ins["w"], ins["b"], ins["grad_y"]
+    _, mean, rstd = torch.ops.aten.native_layer_norm(x, [n], w, b, common.EPS)  # saved by the forward
+    bwd = torch.ops.aten.native_layer_norm_backward
+
+    def fn():
+        outs["grad_x"], outs["grad_w"], outs["grad_b"] = bwd(g, x, [n], mean, rstd, w, b, [True, True, True])
+
+    return fn, None, "aten.native_layer_norm_backward on the saved mean and rstd (what autograd runs; kernel count not known)"
+
+
+def _cross_entropy_loss_grad(torch, ins, outs, m, n, notes):
+    import torch.nn.functional as F
+
+    # Autograd needs ordinary tensors: clones made outside inference mode.
+    with torch.inference_mode(False):
+        x = ins["x"].clone().requires_grad_(True)
+        gl = ins["grad_loss"].clone()
+        loss = F.cross_entropy(x, ins["label"].long().clone(), reduction="none")
+
+    def fn():
+        with torch.inference_mode(False):
+            (outs["grad_x"],) = torch.autograd.grad(loss, x, gl, retain_graph=True)
+
+    return fn, None, 'torch.autograd.grad through F.cross_entropy(x, label, reduction="none"), retain_graph=True'
+
+
 _BUILDERS = {
     "sigmoid_pair": _sigmoid_pair,
     "gelu_pair": _gelu_pair,
@@ -464,6 +510,9 @@ _BUILDERS = {
     "mse": _mse,
     "attention": _attention,
     "conv1d": _conv1d,
+    "softmax_grad": _softmax_grad,
+    "layernorm_grad": _layernorm_grad,
+    "cross_entropy_loss_grad": _cross_entropy_loss_grad,
     "argmax": _argmax,
     "prefix_sum": _prefix_sum,
     "rank": _rank,

@@ -251,10 +251,10 @@ mod tests {
         let cases = crate::suite::load(None, &["all".to_string()]).unwrap();
         let mut graphs = std::collections::BTreeSet::new();
         for mut case in cases {
-            // The matrix, neural and algorithm suites have no formula here:
-            // the interpreter is their oracle, and the peers' NumPy
-            // references (peers/common.py) check it independently.
-            let suites = ["matrix", "neural", "algorithm"];
+            // The matrix, neural, autodiff and algorithm suites have no
+            // formula here: the interpreter is their oracle, and the peers'
+            // NumPy references (peers/common.py) check it independently.
+            let suites = ["matrix", "neural", "autodiff", "algorithm"];
             if suites.contains(&case.group.as_str()) || !graphs.insert(case.graph.clone()) {
                 continue;
             }

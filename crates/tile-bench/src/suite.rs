@@ -10,7 +10,7 @@ use std::path::Path;
 const SUITE: &str = include_str!("../../../bench/suite.json");
 
 /// Programs named by the built-in suite, by path.
-const PROGRAMS: [(&str, &str); 23] = [
+const PROGRAMS: [(&str, &str); 26] = [
     (
         "examples/sigmoid_pair.tile",
         include_str!("../../../examples/sigmoid_pair.tile"),
@@ -82,6 +82,18 @@ const PROGRAMS: [(&str, &str); 23] = [
     (
         "tests/programs/neural/conv1d.tile",
         include_str!("../../../tests/programs/neural/conv1d.tile"),
+    ),
+    (
+        "tests/programs/derivatives/softmax_grad.tile",
+        include_str!("../../../tests/programs/derivatives/softmax_grad.tile"),
+    ),
+    (
+        "tests/programs/derivatives/layernorm_grad.tile",
+        include_str!("../../../tests/programs/derivatives/layernorm_grad.tile"),
+    ),
+    (
+        "tests/programs/derivatives/cross_entropy_loss_grad.tile",
+        include_str!("../../../tests/programs/derivatives/cross_entropy_loss_grad.tile"),
     ),
     (
         "tests/programs/algorithm/argmax.tile",
@@ -197,7 +209,7 @@ pub fn load(path: Option<&Path>, select: &[String]) -> Result<Vec<Case>, String>
     if picked.is_empty() {
         let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
         return Err(format!(
-            "no case matches {select:?}; groups: seed, controls, reductions, matrix, neural, algorithm, all; cases: {}",
+            "no case matches {select:?}; groups: seed, controls, reductions, matrix, neural, autodiff, algorithm, all; cases: {}",
             names.join(", ")
         ));
     }

@@ -216,7 +216,7 @@ struct BenchCmd {
     /// Where Tile runs.
     #[arg(long, value_enum, default_value = "cpu")]
     target: EmitTarget,
-    /// Cases: groups (`seed`, `controls`, `reductions`, `matrix`, `neural`, `algorithm`, `all`), graphs or case names,
+    /// Cases: groups (`seed`, `controls`, `reductions`, `matrix`, `neural`, `autodiff`, `algorithm`, `all`), graphs or case names,
     /// comma-separated (default: the seed suite).
     #[arg(long, value_delimiter = ',')]
     cases: Vec<String>,

@@ -257,6 +257,67 @@ fn a_softmax_row_gives_one_store_per_element_and_row_sums() {
     assert!(text.contains("grad_z = sum(j in 0..N:"), "{text}");
 }
 
+/// Softmax does not depend on the shift it subtracts, so its derivative
+/// skips the shift's cotangent and tie count, and is the exact derivative
+/// even where the row's largest element is tied; a program whose output
+/// sees the max keeps them.
+#[test]
+fn an_invariant_shift_has_no_cotangent_and_ties_are_exact() {
+    let softmax = "program softmax(x: in f32[M, N], y: out f32[M, N]) {
+           for i in 0..M {
+             m = max(j in 0..N: x[i, j])
+             z = sum(j in 0..N: exp(x[i, j] - m))
+             for j in 0..N { y[i, j] = exp(x[i, j] - m) / z }
+           }
+         }";
+    let g = grad_of(softmax, &["x"]).unwrap();
+    let text = g.to_string();
+    assert!(!text.contains("ties") && !text.contains("grad_m"), "{text}");
+    // Two rows of five, each with its largest value tied.
+    let x = [0.5, 2.0, -1.0, 2.0, 0.25, 3.0, 3.0, 3.0, 1.0, -2.0];
+    let gy = [0.3, -1.2, 0.7, 2.0, -0.4, 1.5, -0.5, 0.25, -1.0, 0.8];
+    let sizes = Sizes::from([("M".to_string(), 2), ("N".to_string(), 5)]);
+    let wide = widen(&g);
+    let mut args = BTreeMap::new();
+    args.insert("x".to_string(), Array::from_f64(DType::F64, &[2, 5], &x));
+    args.insert(
+        "grad_y".to_string(),
+        Array::from_f64(DType::F64, &[2, 5], &gy),
+    );
+    args.insert(
+        "grad_x".to_string(),
+        Array::from_f64(DType::F64, &[2, 5], &[f64::NAN; 10]),
+    );
+    let got = run(&wide, &args, &sizes);
+    for r in 0..2 {
+        let row = &x[5 * r..5 * r + 5];
+        let top = row.iter().cloned().fold(f64::MIN, f64::max);
+        let e: Vec<f64> = row.iter().map(|v| (v - top).exp()).collect();
+        let z: f64 = e.iter().sum();
+        let y: Vec<f64> = e.iter().map(|v| v / z).collect();
+        let dot: f64 = (0..5).map(|j| gy[5 * r + j] * y[j]).sum();
+        for j in 0..5 {
+            let want = y[j] * (gy[5 * r + j] - dot);
+            let have = got["grad_x"].get_f64(5 * r + j);
+            assert!(
+                (want - have).abs() < 1e-12,
+                "row {r}, {j}: {have} != {want}"
+            );
+        }
+    }
+    // The max is an output too: its cotangent and tie count stay.
+    let both = "program both(x: in f32[M, N], y: out f32[M, N], top: out f32[M]) {
+           for i in 0..M {
+             m = max(j in 0..N: x[i, j])
+             top[i] = m
+             z = sum(j in 0..N: exp(x[i, j] - m))
+             for j in 0..N { y[i, j] = exp(x[i, j] - m) / z }
+           }
+         }";
+    let text = grad_of(both, &["x"]).unwrap().to_string();
+    assert!(text.contains("m_ties") && text.contains("grad_m"), "{text}");
+}
+
 #[test]
 fn a_weight_read_in_every_row_gets_a_sum_over_the_rows() {
     let g = grad_of(

@@ -17,6 +17,7 @@
 //! gradients do not use. docs/guide/derivatives.md is the user's account.
 
 mod check;
+mod find_invariant_shifts;
 mod name_reductions;
 mod partials;
 mod place;
@@ -77,6 +78,7 @@ pub fn differentiate(program: &Program, options: &GradOptions) -> Result<Program
     };
     check::check_sizes(&bound, options.with_value)?;
     let mut d = Deriver::new(&bound, options, namer);
+    d.invariant = find_invariant_shifts::invariant_shifts(&bound.body);
     let (_, mirror, outflow) = d.block(&bound.body, None, Vec::new())?;
     if let Some((name, _)) = outflow.first() {
         return Err(GradError::Internal(format!("`{name}` has no block")));
@@ -251,6 +253,9 @@ pub(super) struct Deriver<'p> {
     frames: usize,
     /// Bindings saved to work outputs: (block, name) to the output.
     pub(super) saved: HashMap<(usize, String), String>,
+    /// `max`/`min` bindings no output depends on: treated as constants
+    /// ([`find_invariant_shifts`]).
+    invariant: HashSet<String>,
 }
 
 impl<'p> Deriver<'p> {
@@ -307,6 +312,7 @@ impl<'p> Deriver<'p> {
             sites: Vec::new(),
             frames: 0,
             saved: HashMap::new(),
+            invariant: HashSet::new(),
         }
     }
 
@@ -384,7 +390,8 @@ impl<'p> Deriver<'p> {
         for s in stmts {
             if let Stmt::Let { name, value, .. } = s {
                 let dtype = self.ty(value);
-                let active = dtype.is_float() && self.is_active(value);
+                let active =
+                    dtype.is_float() && self.is_active(value) && !self.invariant.contains(name);
                 self.scope.push(
                     name.clone(),
                     Binding {
