@@ -99,6 +99,42 @@ fn compiled_once<T: Send + Sync>(
     Ok(guard.get_or_insert(built).clone())
 }
 
+impl Kernel {
+    /// `tile grad` of the given program.
+    fn derive(
+        &self,
+        wrt: Vec<String>,
+        with_value: bool,
+        saves: &str,
+    ) -> PyResult<tile_ir::Derivative> {
+        let options = tile_ir::GradOptions {
+            wrt,
+            with_value,
+            saves: saves.parse().map_err(err)?,
+        };
+        let name = &self.given.name;
+        tile_ir::derive(&self.given, &options).map_err(|e| match e {
+            tile_ir::GradError::Unsupported(d) => err(format!(
+                "<program {name}>:{}:{}: error: {}",
+                d.span.line, d.span.col, d.message
+            )),
+            e => err(format!("{name}: {e}")),
+        })
+    }
+
+    /// A generated program, planned with fusion on.
+    fn planned(program: tile_ir::Program) -> PyResult<Kernel> {
+        let plan = tile_plan::compile(&program, &tile_plan::Options { fusion: true })
+            .map_err(|e| err(format!("{}: error: {e}", program.name)))?;
+        Ok(Kernel {
+            given: program,
+            plan,
+            cpu: Mutex::new(None),
+            cuda: Mutex::new(None),
+        })
+    }
+}
+
 #[pymethods]
 impl Kernel {
     /// Parses `text` (named `file` in messages), selects `program` (needed
@@ -127,27 +163,24 @@ impl Kernel {
     /// The derivative program (`tile grad`) with respect to the inputs
     /// `wrt`, verified and planned: it takes the inputs, a cotangent
     /// `grad_Y` per float output, (with `with_value`) the outputs, and
-    /// writes `grad_X` per input of `wrt` (then any `saved_*` work
-    /// outputs).
-    #[pyo3(signature = (wrt, with_value=false))]
-    fn grad(&self, wrt: Vec<String>, with_value: bool) -> PyResult<Self> {
-        let options = tile_ir::GradOptions { wrt, with_value };
-        let name = &self.given.name;
-        let program = tile_ir::differentiate(&self.given, &options).map_err(|e| match e {
-            tile_ir::GradError::Unsupported(d) => err(format!(
-                "<program {name}>:{}:{}: error: {}",
-                d.span.line, d.span.col, d.message
-            )),
-            e => err(format!("{name}: {e}")),
-        })?;
-        let plan = tile_plan::compile(&program, &tile_plan::Options { fusion: true })
-            .map_err(|e| err(format!("{}: error: {e}", program.name)))?;
-        Ok(Kernel {
-            given: program,
-            plan,
-            cpu: Mutex::new(None),
-            cuda: Mutex::new(None),
-        })
+    /// writes `grad_X` per input of `wrt`; with `saves="reductions"` it
+    /// then takes the `saved_*` values `forward_saving` writes; then any
+    /// `saved_*` work outputs.
+    #[pyo3(signature = (wrt, with_value=false, saves="inputs"))]
+    fn grad(&self, wrt: Vec<String>, with_value: bool, saves: &str) -> PyResult<Self> {
+        let d = self.derive(wrt, with_value, saves)?;
+        Kernel::planned(d.grad)
+    }
+
+    /// With `saves="reductions"`: the program itself, also writing every
+    /// float binding that holds a reduction to a `saved_*` output, which
+    /// the derivative of `grad(wrt, saves="reductions")` reads back.
+    fn forward_saving(&self, wrt: Vec<String>) -> PyResult<Self> {
+        let d = self.derive(wrt, false, "reductions")?;
+        Kernel::planned(
+            d.forward
+                .expect("saving reductions gives a forward program"),
+        )
     }
 
     /// The program's name.

@@ -80,6 +80,38 @@ def test_vjp_of_a_compiled_kernel_and_its_program():
     np.testing.assert_allclose(dx2, dx, rtol=1e-6, atol=1e-7)
 
 
+def test_saving_reductions_feeds_the_derivative_the_forward_values():
+    k = tile.compile(
+        """program layernorm(x: in f32[M, N], w: in f32[N], b: in f32[N], y: out f32[M, N]) {
+             for i in 0..M {
+               mean = sum(j in 0..N: x[i, j]) / f32(N)
+               var = sum(j in 0..N: (x[i, j] - mean) * (x[i, j] - mean)) / f32(N)
+               r = rsqrt(var + 0.00001)
+               for j in 0..N { y[i, j] = (x[i, j] - mean) * r * w[j] + b[j] }
+             }
+           }"""
+    )
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((7, 19)).astype(np.float32)
+    w, b = rng.standard_normal(19).astype(np.float32), rng.standard_normal(19).astype(np.float32)
+    gy = rng.standard_normal((7, 19)).astype(np.float32)
+    fwd = k.forward_saving()
+    names = [p[0] for p in fwd.params]
+    assert names == ["x", "w", "b", "y", "saved_mean_sum", "saved_var_sum"]
+    y, mean_sum, var_sum = fwd(x=x, w=w, b=b)
+    np.testing.assert_allclose(y, k(x=x, w=w, b=b), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(mean_sum, x.sum(-1), rtol=1e-5, atol=1e-5)
+    g = k.grad(saves="reductions")
+    assert "saved_mean_sum" in [p[0] for p in g.params if p[1] == "in"]
+    assert "sum(j in 0..N: x[i, j])" not in g.program
+    got = g(x=x, w=w, b=b, grad_y=gy, saved_mean_sum=mean_sum, saved_var_sum=var_sum)
+    want = k.grad()(x=x, w=w, b=b, grad_y=gy)
+    for a, e in zip(got[:3], want[:3]):
+        np.testing.assert_allclose(a, e, rtol=1e-4, atol=1e-5)
+    with pytest.raises(tile.TileError, match="saves must be `inputs` or `reductions`"):
+        k.grad(saves="outputs")
+
+
 def test_refusals_are_tile_errors_naming_the_culprit():
     k = tile.compile(
         "program acc(x: in f32[N], y: inout f32[N]) { for i in 0..N { y[i] = y[i] + x[i] } }"

@@ -1,7 +1,8 @@
 """`tile.autograd` in PyTorch training: `torch.autograd.gradcheck` in
 float64 on the CPU and CUDA for functions covering every differentiable
 operation, gradients against PyTorch's own LayerNorm, inputs that do not
-require grad, `torch.no_grad`, several results. Skipped, with the reason,
+require grad, `torch.no_grad`, several results; each with the forward
+pass saving its inputs and saving its reductions. Skipped, with the reason,
 where torch or a GPU is missing."""
 
 import pathlib
@@ -26,18 +27,24 @@ def _tensors(shapes, seed, device, requires_grad=True):
     ]
 
 
+SAVES = ["inputs", "reductions"]
+
+
+@pytest.mark.parametrize("saves", SAVES)
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("fn,shapes", FUNCTIONS, ids=[f[0].__name__ for f in FUNCTIONS])
-def test_autograd_passes_gradcheck(fn, shapes, device):
-    f = tile.autograd(fn)
+def test_autograd_passes_gradcheck(fn, shapes, device, saves):
+    f = tile.autograd(fn, saves=saves)
+    assert f.saves == saves
     args = _tensors(shapes, 6, device)
     assert torch.autograd.gradcheck(f, args, eps=1e-6, atol=1e-5, rtol=1e-4)
 
 
+@pytest.mark.parametrize("saves", SAVES)
 @pytest.mark.parametrize("device", DEVICES)
-def test_autograd_matches_torch_on_layernorm(device):
+def test_autograd_matches_torch_on_layernorm(device, saves):
     x, w, b = _tensors([(8, 33), (33,), (33,)], 7, device)
-    y = tile.autograd(layernorm)(x, w, b)
+    y = tile.autograd(layernorm, saves=saves)(x, w, b)
     assert y.grad_fn is not None
     (y * y).sum().backward()
     got = [t.grad.clone() for t in (x, w, b)]
@@ -49,11 +56,12 @@ def test_autograd_matches_torch_on_layernorm(device):
         torch.testing.assert_close(g, t.grad, rtol=1e-9, atol=1e-9)
 
 
+@pytest.mark.parametrize("saves", SAVES)
 @pytest.mark.parametrize("device", DEVICES)
-def test_autograd_with_some_inputs_requiring_grad_and_under_no_grad(device):
+def test_autograd_with_some_inputs_requiring_grad_and_under_no_grad(device, saves):
     x, w, b = _tensors([(4, 9), (9,), (9,)], 8, device, requires_grad=False)
     w.requires_grad_(True)
-    f = tile.autograd(layernorm)
+    f = tile.autograd(layernorm, saves=saves)
     y = f(x, w, b)
     y.sum().backward()
     assert x.grad is None and b.grad is None and w.grad is not None

@@ -201,15 +201,26 @@ class Kernel:
         """The plan, as `tile plan` prints it."""
         return self._k.plan_text()
 
-    def grad(self, wrt=None, *, with_value=False):
+    def grad(self, wrt=None, *, with_value=False, saves="inputs"):
         """The derivative program as a `Kernel` (what `tile grad` prints):
         it takes this program's inputs and a cotangent `grad_Y` per float
         output `Y`, and writes `grad_X` for each input of `wrt` (default:
         every float input array). `with_value=True` also writes this
-        program's outputs, in the same kernels."""
+        program's outputs, in the same kernels. `saves="reductions"`: it
+        also takes the `saved_*` values that `forward_saving()` writes,
+        instead of reducing again."""
         from ._grad import checked_wrt
 
-        return Kernel(self._k.grad(checked_wrt(wrt, self._params, self.name), with_value))
+        return Kernel(self._k.grad(checked_wrt(wrt, self._params, self.name), with_value, saves))
+
+    def forward_saving(self):
+        """This program, also writing every float value that holds a
+        reduction (a row's mean, maximum, sum) to a `saved_*` output: the
+        forward pass of `grad(saves="reductions")` (`tile grad --save
+        reductions` prints both)."""
+        from ._grad import checked_wrt
+
+        return Kernel(self._k.forward_saving(checked_wrt(None, self._params, self.name)))
 
     def source(self, target="cpu"):
         """The generated source: C for `cpu`, CUDA C for `cuda`."""

@@ -175,31 +175,48 @@ def vjp(f, wrt=None):
     raise TileError(f"tile.vjp takes a tile.jit function or a tile.Kernel, not {type(f).__name__}")
 
 
-def autograd(f):
+SAVES = ("inputs", "reductions")
+
+
+def autograd(f, saves="inputs"):
     """`f` (a `tile.jit` function) for PyTorch training: its results carry
     a `grad_fn`. The forward pass is `f`'s fused kernel; the backward pass
     is the generated derivative kernel, for the arguments that require
-    grad. Forward saves its inputs and backward recomputes what it needs
-    from them (`saves` says so), trading reads for memory. Under
-    `torch.no_grad()` it is plain `f`."""
+    grad. Under `torch.no_grad()` it is plain `f`.
+
+    `saves` is what the forward pass keeps for the backward pass:
+    `"inputs"` (the backward recomputes every value it needs from them:
+    reads, no extra memory) or `"reductions"` (the forward kernel also
+    writes every reduced value, such as a row's mean or maximum, one per
+    row, and the backward reads them instead of reducing again)."""
     import torch
 
     if not (hasattr(f, "capture") and hasattr(f, "__wrapped__")):
         raise TileError(f"tile.autograd takes a tile.jit function, not {type(f).__name__}")
+    if saves not in SAVES:
+        raise TileError(f"tile.autograd: saves must be one of {SAVES}, not {saves!r}")
     grads = FunctionVjp(f, None)
+    saving = SavingForward(f) if saves == "reductions" else None
 
     class TileFunction(torch.autograd.Function):
         @staticmethod
         def forward(ctx, *args):
-            out = f(*args)
             ctx.numbers = [None if torch.is_tensor(a) else a for a in args]
-            ctx.save_for_backward(*[a for a in args if torch.is_tensor(a)])
-            ctx.single = not isinstance(out, tuple)
+            tensors = [a for a in args if torch.is_tensor(a)]
+            ctx.tensor_count = len(tensors)
+            if saving is None:
+                out = f(*args)
+                ctx.save_for_backward(*tensors)
+                return out
+            out, kept = saving(args)
+            ctx.kept_names = list(kept)
+            ctx.save_for_backward(*tensors, *kept.values())
             return out
 
         @staticmethod
         def backward(ctx, *cots):
-            saved = iter(ctx.saved_tensors)
+            stored = ctx.saved_tensors
+            saved = iter(stored[: ctx.tensor_count])
             args = [next(saved) if n is None else n for n in ctx.numbers]
             wrt = [
                 k
@@ -210,7 +227,11 @@ def autograd(f):
             if not wrt:
                 return tuple(result)
             cots = [c.contiguous() for c in cots]
-            got = grads.call((*args, *cots), wrt)
+            if saving is None:
+                got = grads.call((*args, *cots), wrt)
+            else:
+                kept = dict(zip(ctx.kept_names, stored[ctx.tensor_count :]))
+                got = saving.grads(args, cots, kept, wrt)
             if not isinstance(got, tuple):
                 got = (got,)
             for k, g in zip(wrt, got):
@@ -222,6 +243,69 @@ def autograd(f):
 
     run.__name__ = getattr(f, "__name__", "tile_autograd")
     run.__doc__ = getattr(f, "__doc__", None)
-    run.saves = "inputs"
+    run.saves = saves
     run.vjp = grads
     return run
+
+
+class SavingForward:
+    """The forward and backward kernels of `tile.autograd(f,
+    saves="reductions")`, per argument ranks and dtype (and, for the
+    backward, per set of arguments differentiated)."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.forwards = {}
+        self.backwards = {}
+
+    def _key(self, args):
+        ranks, dtype = _ranks_and_dtype(self.fn.__name__, args)
+        return tuple(ranks), dtype
+
+    def _forward(self, key):
+        hit = self.forwards.get(key)
+        if hit is None:
+            from . import Kernel
+
+            kernel = self.fn.capture(*key[0], dtype=key[1])
+            fwd = kernel.forward_saving()
+            ins = [p[0] for p in kernel.params if p[1] == "in"]
+            outs = [p[0] for p in kernel.params if p[1] == "out"]
+            kept = [p[0] for p in fwd.params if p[1] == "out" and p[0] not in outs]
+            hit = (kernel, fwd, ins, outs, kept)
+            self.forwards[key] = hit
+        return hit
+
+    def __call__(self, args):
+        """The results of `f(*args)` and the kept values, by name."""
+        _, fwd, ins, outs, kept = self._forward(self._key(args))
+        written = fwd(**dict(zip(ins, args)))
+        if not isinstance(written, tuple):
+            written = (written,)
+        names = [p[0] for p in fwd.params if p[1] != "in"]
+        got = dict(zip(names, written))
+        res = tuple(got[n] for n in outs)
+        return (res[0] if len(res) == 1 else res), {n: got[n] for n in kept}
+
+    def grads(self, args, cots, kept, wrt):
+        """The gradients of the arguments at positions `wrt`."""
+        from . import Kernel
+
+        key = self._key(args)
+        kernel, _, ins, _, _ = self._forward(key)
+        names = [ins[k] for k in wrt]
+        grad = self.backwards.get((key, tuple(names)))
+        if grad is None:
+            grad = Kernel(kernel._k.grad(names, False, "reductions"))
+            self.backwards[(key, tuple(names))] = grad
+        _, float_outs, at = layout(kernel.params, names, False)
+        gparams = [p[0] for p in grad.params]
+        named = dict(zip(ins, args))
+        named.update(zip(gparams[len(ins) : len(ins) + len(float_outs)], cots))
+        named.update(kept)
+        written = grad(**named)
+        if not isinstance(written, tuple):
+            written = (written,)
+        got = dict(zip([p[0] for p in grad.params if p[1] != "in"], written))
+        res = tuple(got[gparams[k]] for k in at)
+        return res[0] if len(res) == 1 else res

@@ -84,6 +84,14 @@ enum Command {
         /// and gradient in one pass, sharing what both compute).
         #[arg(long)]
         with_value: bool,
+        /// What the forward pass keeps for the derivative. `inputs`: the
+        /// derivative recomputes everything from the inputs. `reductions`:
+        /// prints two programs, NAME_forward (the program, also storing
+        /// every float binding that holds a reduction to a `saved_NAME`
+        /// output) and NAME_grad (reading those back as `saved_NAME`
+        /// inputs instead of reducing again).
+        #[arg(long, default_value = "inputs", value_parser = ["inputs", "reductions"])]
+        save: String,
     },
     /// Show how the program will run: kernels, mappings, fallbacks.
     Plan {
@@ -284,16 +292,22 @@ fn dispatch(cmd: Command) -> Result<(), String> {
             source,
             wrt,
             with_value,
+            save,
         } => {
             let (file, program) = load::program(&source.file, source.program.as_deref())?;
-            let options = tile_ir::GradOptions { wrt, with_value };
-            let grad = tile_ir::differentiate(&program, &options).map_err(|e| match e {
+            let options = tile_ir::GradOptions {
+                wrt,
+                with_value,
+                saves: save.parse()?,
+            };
+            let d = tile_ir::derive(&program, &options).map_err(|e| match e {
                 tile_ir::GradError::Unsupported(d) => {
                     load::located(&file, std::slice::from_ref(&d))
                 }
                 e => format!("{file}: error: {e}"),
             })?;
-            print!("{}", tile_ir::print_file(std::slice::from_ref(&grad)));
+            let programs: Vec<tile_ir::Program> = d.forward.into_iter().chain([d.grad]).collect();
+            print!("{}", tile_ir::print_file(&programs));
             Ok(())
         }
         Command::Plan {

@@ -563,6 +563,27 @@ fn bench_runs_one_program_file_with_a_copy_of_its_bytes() {
 /// `tile run` then runs; a refusal names the file, line and column and
 /// exits 1 with nothing on stdout.
 #[test]
+fn grad_save_reductions_prints_the_saving_forward_and_the_derivative() {
+    let programs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/programs");
+    let ln = programs
+        .join("controls/layernorm.tile")
+        .display()
+        .to_string();
+    let o = tile(&["grad", &ln, "--wrt", "x,w,b", "--save", "reductions"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let file = tile_ir::parse_file(&out).unwrap();
+    assert_eq!(file.len(), 2, "{out}");
+    assert_eq!(file[0].name, "layernorm_forward");
+    assert_eq!(file[1].name, "layernorm_grad");
+    assert!(out.contains("saved_mean_sum: out f32[M]"), "{out}");
+    assert!(out.contains("saved_mean_sum: in f32[M]"), "{out}");
+    assert!(out.contains("mean_sum = saved_mean_sum[i]"), "{out}");
+    let o = tile(&["grad", &ln, "--wrt", "x", "--save", "outputs"]);
+    assert_eq!(o.status.code(), Some(2), "{:?}", text(&o));
+}
+
+#[test]
 fn grad_prints_a_program_that_runs_and_refusals_have_locations() {
     let programs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/programs");
     let softmax = programs.join("controls/softmax.tile").display().to_string();

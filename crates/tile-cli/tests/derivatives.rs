@@ -63,6 +63,7 @@ fn generated_derivative_fixtures_are_current() {
         let text = std::fs::read_to_string(root.join(source)).unwrap();
         let program = tile_ir::parse_program(&text).unwrap();
         let options = GradOptions {
+            saves: Default::default(),
             wrt: wrt.iter().map(|s| s.to_string()).collect(),
             with_value,
         };

@@ -53,7 +53,7 @@ mod verify;
 pub use args::{ArgError, Sizes};
 pub use array::{shape_bytes, Array, ArrayData, ArrayError};
 pub use diag::Diagnostic;
-pub use differentiate::{differentiate, GradError, GradOptions};
+pub use differentiate::{derive, differentiate, Derivative, GradError, GradOptions, Saves};
 pub use expr::{BinOp, Expr, Func, ReduceOp, UnOp};
 pub use node_id::NodeId;
 pub use parse::{parse_file, parse_program};

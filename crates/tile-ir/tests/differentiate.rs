@@ -7,8 +7,8 @@ use proptest::prelude::*;
 use std::collections::BTreeMap;
 use std::path::Path;
 use tile_ir::{
-    differentiate, fixture, interp, parse_program, Array, DType, Expr, Func, GradError,
-    GradOptions, Program, Role, Sizes, Stmt,
+    derive, differentiate, fixture, interp, parse_program, Array, DType, Expr, Func, GradError,
+    GradOptions, Program, Role, Saves, Sizes, Stmt,
 };
 
 /// `program` with every `f32` made `f64` (parameters and casts), so finite
@@ -70,6 +70,7 @@ fn run(
 fn check_gradients(program: &Program, wrt: &[String], sizes: &Sizes) -> Result<usize, String> {
     let wide = widen(program);
     let options = GradOptions {
+        saves: Default::default(),
         wrt: wrt.to_vec(),
         with_value: false,
     };
@@ -225,9 +226,110 @@ fn every_differentiable_fixture_matches_finite_differences() {
     eprintln!("{checked} fixtures, {elements} gradient elements against finite differences");
 }
 
+/// With `Saves::Reductions`, every differentiable fixture's forward
+/// program computes the program's outputs, and the derivative fed its
+/// saved values gives the gradients of the derivative that recomputes
+/// them (itself checked against finite differences above), in FP64.
+#[test]
+fn saving_reductions_gives_the_same_outputs_and_gradients() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let paths = fixture::tile_files(&[root.join("tests/programs"), root.join("examples")]);
+    let (mut checked, mut saving, mut failures) = (0, 0, Vec::new());
+    for path in paths {
+        let text = std::fs::read_to_string(&path).unwrap();
+        for program in tile_ir::parse_file(&text).unwrap() {
+            let wide = widen(&program);
+            let wrt = float_inputs(&wide);
+            let Some(sizes) = fixture::run_lines(&text)
+                .into_iter()
+                .min_by_key(|s| s.values().product::<i64>())
+            else {
+                continue;
+            };
+            if tile_ir::verify(&wide).is_err() || wrt.is_empty() {
+                continue;
+            }
+            let options = |saves| GradOptions {
+                wrt: wrt.clone(),
+                with_value: false,
+                saves,
+            };
+            let (Ok(plain), Ok(saved)) = (
+                derive(&wide, &options(Saves::Inputs)),
+                derive(&wide, &options(Saves::Reductions)),
+            ) else {
+                continue;
+            };
+            let forward = saved.forward.expect("a forward program");
+            let Some(args) = fixture::arguments(&wide, &sizes) else {
+                continue;
+            };
+            let mut fargs = fixture::arguments(&forward, &sizes).unwrap();
+            for (name, a) in &args {
+                fargs.insert(name.clone(), a.clone());
+            }
+            let fwd = run(&forward, &fargs, &sizes);
+            let want = run(&wide, &args, &sizes);
+            let mut ok = true;
+            for p in wide.params.iter().filter(|p| p.role == Role::Out) {
+                ok &= same(&fwd[&p.name], &want[&p.name]);
+            }
+            // The derivative's inputs: the program's inputs, a cotangent per
+            // float output, the saved values.
+            let mut plain_args = fixture::arguments(&plain.grad, &sizes).unwrap();
+            for (name, a) in &args {
+                if plain_args.contains_key(name) {
+                    plain_args.insert(name.clone(), a.clone());
+                }
+            }
+            let mut saved_args = fixture::arguments(&saved.grad, &sizes).unwrap();
+            for (name, a) in plain_args.iter().chain(&fwd) {
+                let is_input = saved.grad.param(name).is_some_and(|p| p.role == Role::In);
+                if is_input {
+                    saved_args.insert(name.clone(), a.clone());
+                }
+            }
+            let (a, b) = (
+                run(&plain.grad, &plain_args, &sizes),
+                run(&saved.grad, &saved_args, &sizes),
+            );
+            // The gradients (named alike in both), not the work outputs.
+            for p in plain.grad.params.iter().filter(|p| p.role == Role::Out) {
+                if !p.name.starts_with("saved_") {
+                    ok &= b.get(&p.name).is_some_and(|g| same(&a[&p.name], g));
+                }
+            }
+            if !ok {
+                failures.push(format!("{}: {}\n{}", path.display(), forward, saved.grad));
+            }
+            checked += 1;
+            saving += usize::from(forward.params.len() > wide.params.len());
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    assert!(
+        checked >= 50 && saving >= 10,
+        "{checked} fixtures, {saving} saving"
+    );
+    eprintln!("{checked} fixtures, {saving} with saved reductions");
+}
+
+/// Equal to rounding in FP64 (NaN where the other is NaN, infinities
+/// equal).
+fn same(a: &Array, b: &Array) -> bool {
+    a.len() == b.len()
+        && (0..a.len()).all(|k| {
+            let (x, y) = (a.get_f64(k), b.get_f64(k));
+            x == y
+                || (x.is_nan() && y.is_nan())
+                || (x - y).abs() <= 1e-9 * (1.0 + x.abs().max(y.abs()))
+        })
+}
+
 fn grad_of(text: &str, wrt: &[&str]) -> Result<Program, GradError> {
     let p = parse_program(text).unwrap();
     let options = GradOptions {
+        saves: Default::default(),
         wrt: wrt.iter().map(|s| s.to_string()).collect(),
         with_value: false,
     };
@@ -383,6 +485,7 @@ fn with_value_keeps_the_outputs_in_the_same_loop() {
     )
     .unwrap();
     let options = GradOptions {
+        saves: Default::default(),
         wrt: vec!["x".into()],
         with_value: true,
     };
@@ -611,6 +714,7 @@ fn generated_derivatives_reproduce_the_seed_pairs() {
         let forward = read(root.join(format!("tests/programs/derivatives/{value}.tile")));
         let pair = read(root.join(format!("examples/{pair}.tile")));
         let options = GradOptions {
+            saves: Default::default(),
             wrt: vec!["x".into()],
             with_value: true,
         };
@@ -687,6 +791,7 @@ fn a_reduction_inside_an_empty_range_stays_unevaluated() {
     )
     .unwrap();
     let options = GradOptions {
+        saves: Default::default(),
         wrt: vec!["x".into()],
         with_value: false,
     };
@@ -726,6 +831,7 @@ fn a_size_only_a_non_float_output_fixes_is_refused() {
     );
     let p = parse_program(text).unwrap();
     let options = GradOptions {
+        saves: Default::default(),
         wrt: vec!["x".into()],
         with_value: true,
     };

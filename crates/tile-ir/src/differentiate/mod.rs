@@ -21,6 +21,7 @@ mod find_invariant_shifts;
 mod name_reductions;
 mod partials;
 mod place;
+mod save_reductions;
 mod separate_names;
 mod tidy;
 
@@ -54,6 +55,58 @@ pub struct GradOptions {
     /// Also write the program's own outputs, in the same program (value
     /// and gradient fused).
     pub with_value: bool,
+    /// What the forward pass keeps for the derivative program.
+    pub saves: Saves,
+}
+
+/// What the forward pass keeps for the derivative: a recorded choice
+/// between memory and reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Saves {
+    /// The inputs only: the derivative recomputes every forward value it
+    /// needs from them (reads, no memory beyond the inputs).
+    #[default]
+    Inputs,
+    /// The inputs and every float binding whose value holds a reduction
+    /// (a row's mean, maximum or sum), one element per iteration of its
+    /// loops: the forward program ([`Derivative::forward`]) writes them to
+    /// `saved_NAME` outputs and the derivative reads them back instead of
+    /// reducing again.
+    Reductions,
+}
+
+impl Saves {
+    /// `inputs` or `reductions`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Saves::Inputs => "inputs",
+            Saves::Reductions => "reductions",
+        }
+    }
+}
+
+impl std::str::FromStr for Saves {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Saves, String> {
+        match s {
+            "inputs" => Ok(Saves::Inputs),
+            "reductions" => Ok(Saves::Reductions),
+            _ => Err(format!("saves must be `inputs` or `reductions`, not `{s}`")),
+        }
+    }
+}
+
+/// A derivative and the forward program that feeds it.
+#[derive(Clone, Debug)]
+pub struct Derivative {
+    /// The derivative program (`NAME_grad`).
+    pub grad: Program,
+    /// With [`Saves::Reductions`], the program itself with a
+    /// `saved_NAME: out` per saved binding (`NAME_forward`): run it
+    /// instead of the program in the forward pass and pass its `saved_*`
+    /// outputs to the derivative, by name. `None` with [`Saves::Inputs`].
+    pub forward: Option<Program>,
 }
 
 /// How many expression nodes one contribution may hold once the bindings
@@ -67,6 +120,14 @@ pub const MAX_INLINED_NODES: usize = 100_000;
 /// `grad_X: out` for each `X` of `wrt`, in that order. A name already
 /// taken gets a suffix (`grad_x_2`).
 pub fn differentiate(program: &Program, options: &GradOptions) -> Result<Program, GradError> {
+    derive(program, options).map(|d| d.grad)
+}
+
+/// [`differentiate`], with the forward program that writes what the
+/// derivative reads back ([`Saves::Reductions`]). The derivative's
+/// `saved_NAME: in` parameters follow its gradients, and the forward
+/// program's `saved_NAME: out` follow the program's own parameters.
+pub fn derive(program: &Program, options: &GradOptions) -> Result<Derivative, GradError> {
     crate::verify(program).map_err(|e| GradError::Request(e.to_string()))?;
     check::check(program, &options.wrt)?;
     let mut namer = Namer::of(program);
@@ -78,7 +139,12 @@ pub fn differentiate(program: &Program, options: &GradOptions) -> Result<Program
     };
     check::check_sizes(&bound, options.with_value)?;
     let mut d = Deriver::new(&bound, options, namer);
+    // The derivative's own parameters; work outputs follow.
+    let base = d.params.len();
     d.invariant = find_invariant_shifts::invariant_shifts(&bound.body);
+    if options.saves == Saves::Reductions {
+        d.kept = save_reductions::choose(&bound, &mut d.namer);
+    }
     let (_, mirror, outflow) = d.block(&bound.body, None, Vec::new())?;
     if let Some((name, _)) = outflow.first() {
         return Err(GradError::Internal(format!("`{name}` has no block")));
@@ -105,22 +171,34 @@ pub fn differentiate(program: &Program, options: &GradOptions) -> Result<Program
             ),
         )));
     }
+    let mut params = std::mem::take(&mut d.params);
+    let kept: Vec<Param> = d.kept.iter().map(|k| k.param(Role::In)).collect();
+    params.splice(base..base, kept);
     let out = Program {
         name: format!("{}_grad", program.name),
-        params: std::mem::take(&mut d.params),
+        params,
         body,
         span: program.span,
     };
-    let text = out.to_string();
+    let forward = (options.saves == Saves::Reductions)
+        .then(|| save_reductions::forward(&bound, &d.kept))
+        .map(|f| reparsed(f, "forward"))
+        .transpose()?;
+    Ok(Derivative {
+        grad: reparsed(out, "derivative")?,
+        forward,
+    })
+}
+
+/// `program` printed, parsed back and verified: a generated program is
+/// always one a user could have written.
+fn reparsed(program: Program, what: &str) -> Result<Program, GradError> {
+    let text = program.to_string();
     let parsed = crate::parse_program(&text).map_err(|e| {
-        GradError::Internal(format!(
-            "the derivative program does not parse: {e}\n{text}"
-        ))
+        GradError::Internal(format!("the {what} program does not parse: {e}\n{text}"))
     })?;
     crate::verify(&parsed).map_err(|e| {
-        GradError::Internal(format!(
-            "the derivative program does not verify: {e}\n{text}"
-        ))
+        GradError::Internal(format!("the {what} program does not verify: {e}\n{text}"))
     })?;
     Ok(parsed)
 }
@@ -256,6 +334,8 @@ pub(super) struct Deriver<'p> {
     /// `max`/`min` bindings no output depends on: treated as constants
     /// ([`find_invariant_shifts`]).
     invariant: HashSet<String>,
+    /// Bindings the forward program saves ([`Saves::Reductions`]).
+    kept: Vec<save_reductions::Kept>,
 }
 
 impl<'p> Deriver<'p> {
@@ -313,6 +393,7 @@ impl<'p> Deriver<'p> {
             frames: 0,
             saved: HashMap::new(),
             invariant: HashSet::new(),
+            kept: Vec::new(),
         }
     }
 
@@ -428,7 +509,11 @@ impl<'p> Deriver<'p> {
                     }
                 }
                 Stmt::Let { name, value, span } => {
-                    mirror[k] = Some(s.clone());
+                    mirror[k] = Some(Stmt::Let {
+                        name: name.clone(),
+                        value: self.recomputed(name, value),
+                        span: *span,
+                    });
                     if let Some(terms) = bars.remove(name) {
                         let dtype = self.scope.get(name).map_or(DType::F32, |b| b.dtype);
                         let g = self.namer.fresh(&format!("grad_{name}"));
@@ -531,6 +616,15 @@ impl<'p> Deriver<'p> {
         out.extend(adjoints);
         out.push(tidy::marker(id));
         Ok((id, out, outflow))
+    }
+
+    /// What the derivative binds `name` (bound to `value` in the program)
+    /// to: `value` again, or the load of its saved value.
+    fn recomputed(&self, name: &str, value: &Expr) -> Expr {
+        match self.kept.iter().find(|k| k.name == name) {
+            Some(k) => k.load(),
+            None => value.clone(),
+        }
     }
 
     /// Writes block `id`'s bindings out in `e` (the last first, so one
