@@ -9,11 +9,12 @@
 //! into `blockDim.y` consecutive slices, one per thread of the column; the
 //! slices' results are combined in slice order by the column's first
 //! thread (`tile_col_*` in the prelude), so the result does not depend on
-//! timing. Every thread computes the bindings; the first thread of each
-//! column stores. Threads past the last column work on the last column
-//! and never store, so every thread reaches every barrier. Other bodies
-//! run each column on its first thread in program order (the launch then
-//! gives the block one slice).
+//! timing. Reductions the lowering binds together (`BindTogether`) share
+//! one slice range and one loop. Every thread computes the bindings; the
+//! first thread of each column stores. Threads past the last column work
+//! on the last column and never store, so every thread reaches every
+//! barrier. Other bodies run each column on its first thread in program
+//! order (the launch then gives the block one slice).
 
 use crate::quad_loops::{scalar, sfx};
 use tile_emit::{Printer, VTy};
@@ -68,6 +69,7 @@ pub(crate) fn column_reduction(p: &mut Printer, k: &Kernel, lowered: &LoweredKer
     for step in &lowered.steps {
         match step {
             RowStep::Bind(s) | RowStep::FirstThreadStore(s) => column_stmt(p, s, &mut ctx),
+            RowStep::BindTogether(lets) => bind_together(p, lets, &mut ctx),
             RowStep::FirstThread(stmts) => {
                 p.open("if (threadIdx.y == 0 && live)");
                 p.stmts(stmts);
@@ -118,26 +120,54 @@ fn column_stmt(p: &mut Printer, s: &Stmt, ctx: &mut ColCtx) {
     }
 }
 
-/// Replaces each reduction in `e` by its column-wide result: this
-/// thread's slice of the range reduced in order, then the slices combined.
-fn lower_reductions(p: &mut Printer, e: &mut Expr, ctx: &mut ColCtx) {
-    let Expr::Reduce {
-        op,
-        var,
-        lo,
-        hi,
-        body,
-    } = e
-    else {
-        for c in e.children_mut() {
-            lower_reductions(p, c, ctx);
+/// Bindings whose reductions share one range ([`RowStep::BindTogether`]):
+/// this thread's slice of the range in one loop, each reduction with its
+/// own accumulator, then each combined over the column's slices.
+fn bind_together(p: &mut Printer, lets: &[Stmt], ctx: &mut ColCtx) {
+    let mut reds = Vec::new();
+    for s in lets {
+        match s {
+            Stmt::Let {
+                name,
+                value: r @ Expr::Reduce { .. },
+                ..
+            } => reds.push((name, r)),
+            other => {
+                p.refuse(format!(
+                    "a binding of one pass is not a reduction: {other:?}"
+                ));
+                return;
+            }
         }
+    }
+    let Some((_, Expr::Reduce { lo, hi, .. })) = reds.first() else {
         return;
     };
+    p.set_line(lets[0].span().line);
+    let range = ctx.red;
+    let (lname, hname) = slice_range(p, lo, hi, range);
+    let slices: Vec<Expr> = reds
+        .iter()
+        .map(|(_, r)| slice_of(r, &lname, &hname))
+        .collect();
+    let parts = p.lower_together(
+        &slices.iter().collect::<Vec<_>>(),
+        tile_plan::kernel_ir::ONE_PASS_UNROLL,
+    );
+    for ((name, r), (part, t)) in reds.iter().zip(parts) {
+        let Expr::Reduce { op, .. } = r else {
+            continue;
+        };
+        let acc = combine_slices(p, *op, t, part, range, ctx);
+        p.bind_value(name, &acc, t);
+    }
+}
+
+/// Prints this thread's slice of the range `lo..hi` (names numbered `n`)
+/// and returns the IR names bound to its bounds.
+fn slice_range(p: &mut Printer, lo: &Expr, hi: &Expr, n: usize) -> (String, String) {
     let (blo, _) = p.lower_as(lo, VTy::Int);
     let (bhi, _) = p.lower_as(hi, VTy::Int);
-    let n = ctx.red;
-    ctx.red += 1;
     // This thread's slice: `ch` consecutive values (the last slices may be
     // shorter or empty). No sum below can wrap: bounds are below 2^62.
     let (sl, sh) = (format!("csl{n}"), format!("csh{n}"));
@@ -156,24 +186,45 @@ fn lower_reductions(p: &mut Printer, e: &mut Expr, ctx: &mut ColCtx) {
     );
     p.bind_value(&lname, &sl, VTy::Int);
     p.bind_value(&hname, &sh, VTy::Int);
-    let slice = Box::new(Expr::Reduce {
-        op: *op,
-        var: var.clone(),
-        lo: Box::new(Expr::var(&lname)),
-        hi: Box::new(Expr::var(&hname)),
-        body: body.clone(),
-    });
-    let (part, t) = p.lower(&slice);
+    (lname, hname)
+}
+
+/// The reduction `r` over the slice bound to `lname..hname`.
+fn slice_of(r: &Expr, lname: &str, hname: &str) -> Expr {
+    match r {
+        Expr::Reduce { op, var, body, .. } => Expr::Reduce {
+            op: *op,
+            var: var.clone(),
+            lo: Box::new(Expr::var(lname)),
+            hi: Box::new(Expr::var(hname)),
+            body: body.clone(),
+        },
+        other => other.clone(),
+    }
+}
+
+/// Combines this thread's slice result `part` (of the range numbered
+/// `range`) over the column's slices, in slice order; returns the C name
+/// of the column's result.
+fn combine_slices(
+    p: &mut Printer,
+    op: tile_ir::ReduceOp,
+    t: VTy,
+    part: String,
+    range: usize,
+    ctx: &mut ColCtx,
+) -> String {
+    let n = ctx.red;
+    ctx.red += 1;
+    let (sl, sh) = (format!("csl{range}"), format!("csh{range}"));
     let acc = format!("cred{n}");
-    // The IR name is reserved, so no name of the program can capture it.
-    let name = tile_ir::names::generated("cred", n);
     let combine = p.helper_call(&format!("tile_col_{}_{}", op.name(), sfx(t)));
     // An empty slice of a float `max` or `min` passes NaN, which the
     // combination skips, so a column of NaN alone stays NaN; an empty
     // column gets the identity.
     let (start, identity) = (
-        crate::print_rows::start(*op, t),
-        crate::print_rows::identity(*op, t),
+        crate::print_rows::start(op, t),
+        crate::print_rows::identity(op, t),
     );
     let (part, qual) = if start == identity {
         (part, "const ")
@@ -185,7 +236,25 @@ fn lower_reductions(p: &mut Printer, e: &mut Expr, ctx: &mut ColCtx) {
         scalar(t),
         SET * (n % 2)
     ));
-    crate::print_rows::empty_range(p, *op, t, &acc, "0", &format!("cn{n}"));
+    crate::print_rows::empty_range(p, op, t, &acc, "0", &format!("cn{range}"));
+    acc
+}
+
+/// Replaces each reduction in `e` by its column-wide result: this
+/// thread's slice of the range reduced in order, then the slices combined.
+fn lower_reductions(p: &mut Printer, e: &mut Expr, ctx: &mut ColCtx) {
+    let Expr::Reduce { op, lo, hi, .. } = e else {
+        for c in e.children_mut() {
+            lower_reductions(p, c, ctx);
+        }
+        return;
+    };
+    let (op, n) = (*op, ctx.red);
+    let (lname, hname) = slice_range(p, lo, hi, n);
+    let (part, t) = p.lower(&slice_of(e, &lname, &hname));
+    let acc = combine_slices(p, op, t, part, n, ctx);
+    // The IR name is reserved, so no name of the program can capture it.
+    let name = tile_ir::names::generated("cred", n);
     p.bind_value(&name, &acc, t);
     *e = Expr::var(&name);
 }

@@ -194,6 +194,8 @@ fn step_of(p: &mut Printer, step: &RowStep, row: &str, ctx: &mut RowCtx) {
         RowStep::Bind(s) | RowStep::Split(s) | RowStep::FirstThreadStore(s) => {
             row_stmt(p, &staged(s, row, ctx), ctx);
         }
+        // Columns only (lower_kernels hoists no row's reductions).
+        RowStep::BindTogether(_) => p.refuse(format!("a row kernel cannot run the step {step:?}")),
         RowStep::FillAndReduce {
             fill,
             bind,

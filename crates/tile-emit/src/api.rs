@@ -25,6 +25,15 @@ impl Printer<'_> {
         (v.code, v.ty)
     }
 
+    /// Lowers reductions over one range (`Expr::Reduce` nodes sharing the
+    /// first one's variable and bounds) in one scalar loop, each with its
+    /// own accumulator and order, so each result has the bits it would
+    /// have alone, unrolled `unroll` times where the dialect can ask for
+    /// it; returns each result's C name and type.
+    pub fn lower_together(&mut self, reductions: &[&Expr], unroll: u32) -> Vec<(String, VTy)> {
+        self.reduce_together(reductions, unroll)
+    }
+
     /// The type `e` has in the current scope (literals resolved to the
     /// program's float type or integers).
     pub fn value_type(&self, e: &Expr) -> VTy {

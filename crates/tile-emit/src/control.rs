@@ -447,6 +447,92 @@ impl Printer<'_> {
         Val::uni(red, t)
     }
 
+    /// Reductions `reds` (each an `Expr::Reduce`; the first one's variable
+    /// and bounds are every one's) in one scalar loop over the range, each
+    /// with its own accumulator, combined in order: each result has the
+    /// bits it would have in a loop of its own; the loop unrolled `unroll`
+    /// times where the dialect can ask for it. Returns each result's name
+    /// and type.
+    pub(crate) fn reduce_together(&mut self, reds: &[&Expr], unroll: u32) -> Vec<(String, VTy)> {
+        let Some(Expr::Reduce { var, lo, hi, .. }) = reds.first() else {
+            return Vec::new();
+        };
+        let mut parts = Vec::new();
+        for r in reds {
+            let Expr::Reduce { op, body, .. } = r else {
+                self.error("a reduction together with others is not a reduction".to_string());
+                return Vec::new();
+            };
+            let t = self.resolve(self.ty(r), None);
+            if t == VTy::Bool {
+                self.error(format!("`{}` of booleans", op.name()));
+                return Vec::new();
+            }
+            parts.push((*op, &**body, t, self.tmp("red")));
+        }
+        let saved_vec = self.vec.take();
+        let saved_mask = self.mask.take();
+        let int = self.d.int;
+        for (_, _, t, red) in &parts {
+            let st = self.scalar_type(*t);
+            self.line(format!("{st} {red};"));
+        }
+        self.open("");
+        let lo_v = self.expr(lo, Some(VTy::Int));
+        let hi_v = self.expr(hi, Some(VTy::Int));
+        let blo = self.tmp("bnd");
+        let bhi = self.tmp("bnd");
+        self.line(format!(
+            "const {int} {blo} = {}, {bhi} = {};",
+            lo_v.code, hi_v.code
+        ));
+        let bodies: Vec<&Expr> = parts.iter().map(|p| p.1).collect();
+        self.precheck(Some((var, &blo, &bhi)), &[], &bodies);
+        let cv = Printer::var_name(var);
+        let mut accs = Vec::new();
+        for (op, _, t, _) in &parts {
+            let at = Printer::acc_type(*op, *t);
+            let acc = self.tmp("acc");
+            let (ast, init) = (self.scalar_type(at), self.acc_init(*op, at));
+            self.line(format!("{ast} {acc} = {init};"));
+            accs.push(acc);
+        }
+        if let (Some(u), true) = (self.d.unroll, unroll > 1) {
+            self.line(u.replace("{n}", &unroll.to_string()));
+        }
+        self.open(format!("for ({int} {cv} = {blo}; {cv} < {bhi}; {cv}++)"));
+        let depth = self.scope_len();
+        self.bind_loop(var, &cv);
+        for ((op, body, t, _), acc) in parts.iter().zip(&accs) {
+            let at = Printer::acc_type(*op, *t);
+            let b = self.expr(body, Some(*t));
+            let b = self.acc_value(b, at);
+            let c = self.combine(*op, acc, &b, at, false);
+            self.line(c);
+        }
+        self.truncate_scope(depth);
+        self.close();
+        self.end_level();
+        for ((op, _, t, red), acc) in parts.iter().zip(&accs) {
+            let at = Printer::acc_type(*op, *t);
+            let fin = if at == *t {
+                acc.clone()
+            } else {
+                format!("(({}){acc})", self.scalar_type(*t))
+            };
+            if *op == ReduceOp::Sum {
+                self.line(format!("{red} = {fin};"));
+            } else {
+                let e = self.empty_value(*op, *t);
+                self.line(format!("{red} = {bhi} > {blo} ? {fin} : {e};"));
+            }
+        }
+        self.close();
+        self.vec = saved_vec;
+        self.mask = saved_mask;
+        parts.into_iter().map(|(_, _, t, red)| (red, t)).collect()
+    }
+
     /// `min(j in lo..hi: select(c, j, k))` is the first `j` where `c`
     /// holds (or `k`, where it fails somewhere), `max(...)` the last: for
     /// such a body (`k` free of `j`, `c` not), its condition and `k`.

@@ -57,6 +57,9 @@ pub struct Dialect {
     /// Converts a value to another element type (vectors), as a call
     /// pattern: `{x}` the value, `{t}` the target type.
     pub convert: &'static str,
+    /// The line before a loop asking the compiler to unroll it `{n}`
+    /// times, where the dialect has one.
+    pub unroll: Option<&'static str>,
 }
 
 /// How a dialect spells explicit vectors of the kernel's lane count.
@@ -120,6 +123,7 @@ pub const C: Dialect = Dialect {
     math_scalar: "tile_{f}_{t}",
     math_vector: "tile_{f}_{t}",
     convert: "__builtin_convertvector({x}, {t})",
+    unroll: None,
 };
 
 /// CUDA C: one work item per thread, scalar code, device helpers. Not used
@@ -147,4 +151,5 @@ pub const CUDA: Dialect = Dialect {
     math_scalar: "tile_{f}_{t}",
     math_vector: "tile_{f}_{t}",
     convert: "({t})({x})",
+    unroll: Some("#pragma unroll {n}"),
 };

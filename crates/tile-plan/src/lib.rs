@@ -35,6 +35,7 @@ mod find_reread_rows;
 mod find_row_forms;
 mod find_unused_inputs;
 mod fold_constants;
+mod hoist_sibling_reductions;
 mod interchange_columns;
 mod interchange_row_loops;
 pub mod kernel_ir;

@@ -42,6 +42,18 @@ pub fn lower_kernel(
         (true, None, Some(c)) => (Form::Interchanged, c.body.clone(), c.scratch.clone()),
         _ => (Form::Plain, k.body.clone(), vec![]),
     };
+    // A shared column on a target with barriers reads the rows of sibling
+    // reductions once (each keeps its own order).
+    let hoisted = (target.barriers
+        && k.mapping == Mapping::ColumnReduction
+        && k.sharing == Some(Sharing::Split)
+        && form == Form::Plain)
+        .then(|| crate::hoist_sibling_reductions::hoist_sibling_reductions(&body))
+        .flatten();
+    let (body, together) = match hoisted {
+        Some(h) => (h.body, h.groups),
+        None => (body, Vec::new()),
+    };
     let blocks = form == Form::Interchanged;
     let inner = match k.mapping {
         _ if !target.vectors => None,
@@ -100,12 +112,12 @@ pub fn lower_kernel(
     }
     let steps = match k.mapping {
         _ if !target.barriers => Vec::new(),
-        Mapping::RowReduction => row_steps(k.sharing.as_ref(), &body, &[]),
+        Mapping::RowReduction => row_steps(k.sharing.as_ref(), &body, &[], &[]),
         // A column the block shares runs as a split row does (its body
         // has no loop or `if`); any other column runs on its first thread,
         // with no shared slots to wait for.
         Mapping::ColumnReduction if k.sharing == Some(Sharing::Split) => {
-            row_steps(k.sharing.as_ref(), &body, &[])
+            row_steps(k.sharing.as_ref(), &body, &[], &together)
         }
         Mapping::ColumnReduction => vec![RowStep::FirstThread(body.clone())],
         _ => Vec::new(),
@@ -160,7 +172,8 @@ pub fn lower_kernel(
 
 /// How a block runs one row of `body` ([`RowStep`]), given how the plan
 /// lets it share the row (`None`: in order, on one thread) and the fused
-/// fill/reduce pairs of `body` ([`RowEntry::fused`]).
+/// fill/reduce pairs of `body` ([`RowEntry::fused`]) and its groups of
+/// bindings run in one pass ([`RowStep::BindTogether`]).
 ///
 /// - Split rows: every thread computes each binding (its reductions over
 ///   the block); loops split over the threads, a barrier after each (its
@@ -176,12 +189,18 @@ pub(crate) fn row_steps(
     sharing: Option<&Sharing>,
     body: &[Stmt],
     fused: &[(usize, tile_ir::ReduceOp)],
+    together: &[std::ops::Range<usize>],
 ) -> Vec<RowStep> {
     match sharing {
         Some(Sharing::Split) => {
             let mut steps = Vec::new();
             let mut a = 0;
             while a < body.len() {
+                if let Some(g) = together.iter().find(|g| g.start == a) {
+                    steps.push(RowStep::BindTogether(body[g.clone()].to_vec()));
+                    a = g.end;
+                    continue;
+                }
                 if let Some(&(_, op)) = fused.iter().find(|(f, _)| *f == a) {
                     steps.push(RowStep::FillAndReduce {
                         fill: body[a].clone(),
@@ -451,7 +470,7 @@ fn rows(program: &Program, k: &Kernel, target: Target) -> Option<RowEntry> {
     let fused = fused_fills(&body, &scratch);
     let batches = batch_loops(&body);
     let steps = if target.barriers {
-        row_steps(Some(&Sharing::Split), &body, &fused)
+        row_steps(Some(&Sharing::Split), &body, &fused, &[])
     } else {
         Vec::new()
     };

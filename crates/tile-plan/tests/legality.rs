@@ -599,7 +599,9 @@ fn lane_generator_covers_both_verdicts() {
 
 /// A column program: a reduction down each column, then a store per
 /// column at one of several indices, of a value that may read other
-/// columns' results.
+/// columns' results; and maybe a second reduction over the same rows,
+/// right after the first (sibling reductions the CUDA lowering runs in
+/// one pass, unless it reads what the first binds) or after the store.
 fn column_program() -> impl Strategy<Value = String> {
     let idx = prop_oneof![Just("j"), Just("N - 1 - j"), Just("j / 2"), Just("0")];
     let val = prop_oneof![
@@ -608,9 +610,16 @@ fn column_program() -> impl Strategy<Value = String> {
         Just("y[N - 1 - j] + 1.0"),
         Just("s - x[M - 1, N - 1 - j]"),
     ];
-    (idx, val).prop_map(|(idx, val)| {
+    let sibling = prop_oneof![
+        Just(""),
+        Just("    z[j] = sum(i in 0..M: x[i, j] * x[i, j])\n"),
+        Just("    z[j] = max(i in 0..M: x[i, j] - y[j])\n"),
+        Just("    z[j] = 2.0 * sum(i in 0..M: x[i, N - 1 - j]) + s\n"),
+    ];
+    (idx, val, sibling, any::<bool>()).prop_map(|(idx, val, sibling, early)| {
+        let (before, after) = if early { (sibling, "") } else { ("", sibling) };
         format!(
-            "program c(x: in f32[M, N], y: inout f32[N]) {{\n  for j in 0..N {{\n    s = sum(i in 0..M: x[i, j])\n    y[{idx}] = {val}\n  }}\n}}"
+            "program c(x: in f32[M, N], y: inout f32[N], z: inout f32[N]) {{\n  for j in 0..N {{\n    s = sum(i in 0..M: x[i, j])\n{before}    y[{idx}] = {val}\n{after}  }}\n}}"
         )
     })
 }
@@ -626,19 +635,74 @@ proptest! {
     }
 }
 
-/// The column generator reaches column kernels and the nests the hazard
-/// rules refuse.
+/// The column generator reaches column kernels, the nests the hazard
+/// rules refuse, and sibling reductions run in one pass.
 #[test]
 fn column_generator_reaches_column_kernels() {
     let mut seen = std::collections::BTreeSet::new();
+    let mut together = 0;
     for text in samples(column_program(), 100) {
         let plan = compile(&parse_program(&text).unwrap(), &Options::default()).unwrap();
         seen.insert(plan.kernels[0].mapping.name());
+        let cuda = lower_kernels(&plan, Target::cuda(8));
+        together += usize::from(cuda.to_string().contains("one pass"));
     }
     assert!(
         seen.contains("column_reduction") && seen.contains("serial"),
         "{seen:?}"
     );
+    assert!(together > 5, "{together} of 100 with sibling reductions");
+}
+
+/// A hoist of a reduction above the store whose value it reads is caught
+/// by the lowered executor; the real lowering refuses that hoist.
+#[test]
+fn a_wrong_hoist_of_sibling_reductions_is_caught() {
+    let text = "program h(x: in f32[M, N], y: out f32[N], z: out f32[N]) {
+  for j in 0..N {
+    y[j] = sum(i in 0..M: x[i, j])
+    z[j] = sum(i in 0..M: x[i, j] + y[j])
+  }
+}";
+    // The same loop hoisted by hand: z's sum runs before y is stored.
+    let hoisted = "program h(x: in f32[M, N], y: out f32[N], z: out f32[N]) {
+  for j in 0..N {
+    a = sum(i in 0..M: x[i, j])
+    b = sum(i in 0..M: x[i, j] + y[j])
+    y[j] = a
+    z[j] = b
+  }
+}";
+    let program = parse_program(text).unwrap();
+    let plan = compile(&program, &Options::default()).unwrap();
+    let sizes = Sizes::from([("M".to_string(), 3), ("N".to_string(), 5)]);
+    let args = fixture::arguments(&program, &sizes).unwrap();
+    let mut oracle = args.clone();
+    interp::interpret(&program, &mut oracle, &sizes).unwrap();
+    let run = |l: &tile_plan::kernel_ir::Lowered| {
+        let mut got = args.clone();
+        execute_lowered(
+            &plan,
+            l,
+            EntryPoint::General,
+            &mut got,
+            &sizes,
+            Order::Shuffled(3),
+        )
+        .unwrap();
+        bits(&got["z"])
+    };
+    let cuda = lower_kernels(&plan, Target::cuda(8));
+    assert!(!cuda.to_string().contains("one pass"), "{cuda}");
+    let want = bits(&oracle["z"]);
+    assert_eq!(run(&cuda), want);
+    let body = parse_program(hoisted).unwrap().body;
+    let tile_ir::Stmt::For { body: inner, .. } = &body[0] else {
+        panic!("a loop over j");
+    };
+    let mut wrong = cuda.clone();
+    wrong.kernels[0].body = inner.clone();
+    assert_ne!(run(&wrong), want, "a wrong hoist must be caught");
 }
 
 /// The body of a loop over `j` for the batch rule: one or two stores at

@@ -193,6 +193,68 @@ fn the_runtime_picks_entry_points_by_the_lowerings_rules() {
 }
 
 #[test]
+fn sibling_column_reductions_over_one_range_run_in_one_pass() {
+    // LayerNorm backward's weight and bias gradients: both read grad_y down
+    // the same rows.
+    let siblings = "program g(x: in f32[M, N], gy: in f32[M, N], m: in f32[M], gw: out f32[N], gb: out f32[N]) {
+  for j in 0..N {
+    gw[j] = sum(i in 0..M: gy[i, j] * (x[i, j] - m[i]))
+    gb[j] = 2.0 * sum(i in 0..M: gy[i, j]) + max(i in 0..M: x[i, j])
+  }
+}";
+    let cuda = lower(siblings, Target::cuda(8));
+    let k = &cuda.kernels[0];
+    assert_eq!(
+        kinds(&k.steps),
+        [
+            "together3",
+            "first_store",
+            "barrier:Writes",
+            "first_store",
+            "barrier:Writes"
+        ],
+        "{cuda}"
+    );
+    assert!(cuda.to_string().contains(
+        "bind in one pass (unrolled by 8) __sib0 (line 3), __sib1 (line 4), __sib2 (line 4)"
+    ));
+    // The statements read the bound names, and nothing else changed.
+    let printed: Vec<String> = k.body.iter().map(|s| format!("{s}")).collect();
+    assert!(printed[3].contains("gw[j] = __sib0"), "{printed:?}");
+    assert!(printed[4].contains("__sib1") && printed[4].contains("__sib2"));
+    // The CPU runs its own column blocks; it hoists nothing.
+    assert!(!lower(siblings, Target::CPU)
+        .to_string()
+        .contains("one pass"));
+
+    // Not siblings: a later reduction reads what an earlier statement
+    // stores or binds, or runs over another range.
+    for apart in [
+        "program a(x: in f32[M, N], y: inout f32[M, N], s: out f32[N]) {
+  for j in 0..N {
+    y[0, j] = sum(i in 0..M: x[i, j])
+    s[j] = sum(i in 0..M: y[i, j])
+  }
+}",
+        "program b(x: in f32[M, N], s: out f32[N]) {
+  for j in 0..N {
+    t = sum(i in 0..M: x[i, j])
+    s[j] = sum(i in 0..M: x[i, j] * t)
+  }
+}",
+        "program c(x: in f32[M, N], s: out f32[N], u: out f32[N]) {
+  for j in 0..N {
+    s[j] = sum(i in 0..M: x[i, j])
+    u[j] = sum(i in 1..M: x[i, j])
+  }
+}",
+    ] {
+        let cuda = lower(apart, Target::cuda(8));
+        assert!(!cuda.to_string().contains("one pass"), "{apart}\n{cuda}");
+    }
+}
+
+#[test]
 fn threads_that_check_then_wait_are_recorded_for_the_refusal() {
     let columns = "program cs(x: in f32[M, N], y: out f32[N]) {
   for j in 0..N {
@@ -241,7 +303,7 @@ fn stepped(steps: &[RowStep]) -> Vec<tile_ir::Stmt> {
                 out.push(fill.clone());
                 out.push(bind.clone());
             }
-            RowStep::FirstThread(b) => out.extend(b.iter().cloned()),
+            RowStep::FirstThread(b) | RowStep::BindTogether(b) => out.extend(b.iter().cloned()),
             RowStep::LockstepLoop { vars, span, body } => out.push(tile_ir::Stmt::For {
                 vars: vars.clone(),
                 body: stepped(body),
@@ -269,6 +331,7 @@ fn kinds(steps: &[RowStep]) -> Vec<String> {
         .iter()
         .map(|s| match s {
             RowStep::Bind(_) => "bind".to_string(),
+            RowStep::BindTogether(b) => format!("together{}", b.len()),
             RowStep::Split(_) => "split".to_string(),
             RowStep::FillAndReduce { .. } => "fill".to_string(),
             RowStep::FirstThreadStore(_) => "first_store".to_string(),
@@ -415,6 +478,7 @@ fn every_row_step_list_runs_its_body_once_in_order() {
                     assert!(k.steps.iter().all(|s| matches!(
                         s,
                         RowStep::Bind(_)
+                            | RowStep::BindTogether(_)
                             | RowStep::FirstThreadStore(_)
                             | RowStep::FirstThread(_)
                             | RowStep::Barrier(_)
