@@ -373,14 +373,7 @@ impl Printer<'_> {
         let st = self.scalar_type(t);
         self.line(format!("{st} {red};"));
         self.open("");
-        let lo_v = self.expr(lo, Some(VTy::Int));
-        let hi_v = self.expr(hi, Some(VTy::Int));
-        let blo = self.tmp("bnd");
-        let bhi = self.tmp("bnd");
-        self.line(format!(
-            "const {int} {blo} = {}, {bhi} = {};",
-            lo_v.code, hi_v.code
-        ));
+        let (blo, bhi) = self.range_bounds(lo, hi);
         self.precheck(Some((var, &blo, &bhi)), &[], &[body]);
         let cv = Printer::var_name(var);
         let acc = self.tmp("acc");
@@ -432,10 +425,41 @@ impl Printer<'_> {
         self.truncate_scope(depth);
         self.close();
         self.end_level();
+        self.finish_reduction(op, t, &acc, &red, (&blo, &bhi));
+        self.close();
+        Val::uni(red, t)
+    }
+
+    /// Prints a reduction range's bounds, evaluated once, and returns
+    /// their names.
+    fn range_bounds(&mut self, lo: &Expr, hi: &Expr) -> (String, String) {
+        let int = self.d.int;
+        let lo_v = self.expr(lo, Some(VTy::Int));
+        let hi_v = self.expr(hi, Some(VTy::Int));
+        let blo = self.tmp("bnd");
+        let bhi = self.tmp("bnd");
+        self.line(format!(
+            "const {int} {blo} = {}, {bhi} = {};",
+            lo_v.code, hi_v.code
+        ));
+        (blo, bhi)
+    }
+
+    /// `red = acc` in the result type `t`; a `max` or `min` over an empty
+    /// range `blo..bhi` gets its empty value instead.
+    fn finish_reduction(
+        &mut self,
+        op: ReduceOp,
+        t: VTy,
+        acc: &str,
+        red: &str,
+        (blo, bhi): (&str, &str),
+    ) {
+        let at = Printer::acc_type(op, t);
         let fin = if at == t {
-            acc.clone()
+            acc.to_string()
         } else {
-            format!("(({st}){acc})")
+            format!("(({}){acc})", self.scalar_type(t))
         };
         if op == ReduceOp::Sum {
             self.line(format!("{red} = {fin};"));
@@ -443,8 +467,6 @@ impl Printer<'_> {
             let e = self.empty_value(op, t);
             self.line(format!("{red} = {bhi} > {blo} ? {fin} : {e};"));
         }
-        self.close();
-        Val::uni(red, t)
     }
 
     /// Reductions `reds` (each an `Expr::Reduce`; the first one's variable
@@ -478,14 +500,7 @@ impl Printer<'_> {
             self.line(format!("{st} {red};"));
         }
         self.open("");
-        let lo_v = self.expr(lo, Some(VTy::Int));
-        let hi_v = self.expr(hi, Some(VTy::Int));
-        let blo = self.tmp("bnd");
-        let bhi = self.tmp("bnd");
-        self.line(format!(
-            "const {int} {blo} = {}, {bhi} = {};",
-            lo_v.code, hi_v.code
-        ));
+        let (blo, bhi) = self.range_bounds(lo, hi);
         let bodies: Vec<&Expr> = parts.iter().map(|p| p.1).collect();
         self.precheck(Some((var, &blo, &bhi)), &[], &bodies);
         let cv = Printer::var_name(var);
@@ -514,18 +529,7 @@ impl Printer<'_> {
         self.close();
         self.end_level();
         for ((op, _, t, red), acc) in parts.iter().zip(&accs) {
-            let at = Printer::acc_type(*op, *t);
-            let fin = if at == *t {
-                acc.clone()
-            } else {
-                format!("(({}){acc})", self.scalar_type(*t))
-            };
-            if *op == ReduceOp::Sum {
-                self.line(format!("{red} = {fin};"));
-            } else {
-                let e = self.empty_value(*op, *t);
-                self.line(format!("{red} = {bhi} > {blo} ? {fin} : {e};"));
-            }
+            self.finish_reduction(*op, *t, acc, red, (&blo, &bhi));
         }
         self.close();
         self.vec = saved_vec;
@@ -671,14 +675,7 @@ impl Printer<'_> {
         let vt = self.vector_type(t, 0);
         self.line(format!("{vt} {red};"));
         self.open("");
-        let lo_v = self.expr(lo, Some(VTy::Int));
-        let hi_v = self.expr(hi, Some(VTy::Int));
-        let blo = self.tmp("bnd");
-        let bhi = self.tmp("bnd");
-        self.line(format!(
-            "const {int} {blo} = {}, {bhi} = {};",
-            lo_v.code, hi_v.code
-        ));
+        let (blo, bhi) = self.range_bounds(lo, hi);
         self.precheck(Some((var, &blo, &bhi)), &[], &[body]);
         let cv = Printer::var_name(var);
         let acc = self.tmp("acc");

@@ -307,32 +307,15 @@ fn a_lowering_that_vectorises_a_dependent_loop_is_caught() {
     }
   }
 }";
-    let program = parse_program(text).unwrap();
-    let plan = compile(&program, &Options::default()).unwrap();
     let sizes = Sizes::from([("M".to_string(), 3), ("N".to_string(), 9)]);
-    let args = fixture::arguments(&program, &sizes).unwrap();
-    let mut oracle = args.clone();
-    interp::interpret(&program, &mut oracle, &sizes).unwrap();
+    let (plan, args, oracle) = planned(text, &sizes);
     let lowered = lower_kernels(&plan, Target::CPU);
     let dependent = lowered.kernels[0]
         .loops
         .iter()
         .position(|l| l.scalar.is_some())
         .expect("the running sum runs one iteration at a time");
-    // `y` after a shuffled run of `l`.
-    let run = |l: &tile_plan::kernel_ir::Lowered| {
-        let mut got = args.clone();
-        execute_lowered(
-            &plan,
-            l,
-            EntryPoint::General,
-            &mut got,
-            &sizes,
-            Order::Shuffled(5),
-        )
-        .unwrap();
-        bits(&got["y"])
-    };
+    let run = |l: &tile_plan::kernel_ir::Lowered| shuffled_lowered(&plan, l, &args, &sizes, 5, "y");
     let want = bits(&oracle["y"]);
     assert_eq!(run(&lowered), want);
     let mut wrong = lowered.clone();
@@ -347,6 +330,42 @@ fn a_lowering_that_vectorises_a_dependent_loop_is_caught() {
     assert!(matches!(scan, tile_ir::Stmt::For { .. }));
     wrong.kernels[0].steps = vec![tile_plan::kernel_ir::RowStep::Split(scan)];
     assert_ne!(run(&wrong), want, "a wrong split must be caught");
+}
+
+type Arrays = std::collections::BTreeMap<String, tile_ir::Array>;
+
+/// `text` planned (default options), its fixture arguments at `sizes` and
+/// the interpreter's sequential result.
+fn planned(text: &str, sizes: &Sizes) -> (Plan, Arrays, Arrays) {
+    let program = parse_program(text).unwrap();
+    let plan = compile(&program, &Options::default()).unwrap();
+    let args = fixture::arguments(&program, sizes).unwrap();
+    let mut oracle = args.clone();
+    interp::interpret(&program, &mut oracle, sizes).unwrap();
+    (plan, args, oracle)
+}
+
+/// The bits of array `name` after a shuffled run (`seed`) of the general
+/// entry points of `lowered`, from `args`.
+fn shuffled_lowered(
+    plan: &Plan,
+    lowered: &tile_plan::kernel_ir::Lowered,
+    args: &Arrays,
+    sizes: &Sizes,
+    seed: u64,
+    name: &str,
+) -> Vec<u64> {
+    let mut got = args.clone();
+    execute_lowered(
+        plan,
+        lowered,
+        EntryPoint::General,
+        &mut got,
+        sizes,
+        Order::Shuffled(seed),
+    )
+    .unwrap();
+    bits(&got[name])
 }
 
 fn bits(a: &tile_ir::Array) -> Vec<u64> {
@@ -673,25 +692,9 @@ fn a_wrong_hoist_of_sibling_reductions_is_caught() {
     z[j] = b
   }
 }";
-    let program = parse_program(text).unwrap();
-    let plan = compile(&program, &Options::default()).unwrap();
     let sizes = Sizes::from([("M".to_string(), 3), ("N".to_string(), 5)]);
-    let args = fixture::arguments(&program, &sizes).unwrap();
-    let mut oracle = args.clone();
-    interp::interpret(&program, &mut oracle, &sizes).unwrap();
-    let run = |l: &tile_plan::kernel_ir::Lowered| {
-        let mut got = args.clone();
-        execute_lowered(
-            &plan,
-            l,
-            EntryPoint::General,
-            &mut got,
-            &sizes,
-            Order::Shuffled(3),
-        )
-        .unwrap();
-        bits(&got["z"])
-    };
+    let (plan, args, oracle) = planned(text, &sizes);
+    let run = |l: &tile_plan::kernel_ir::Lowered| shuffled_lowered(&plan, l, &args, &sizes, 3, "z");
     let cuda = lower_kernels(&plan, Target::cuda(8));
     assert!(!cuda.to_string().contains("one pass"), "{cuda}");
     let want = bits(&oracle["z"]);
