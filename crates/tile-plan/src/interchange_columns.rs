@@ -19,7 +19,11 @@
 //! for every column of the block before the next keeps each column's
 //! order; each column's reduction still runs over its range in order,
 //! accumulating in the same type as the lane walk (`f64` for sums of
-//! `f32`). Bodies it does not cover (`if`, nested reductions, bounds that
+//! `f32`). Sibling reductions (consecutive statements' reductions over one
+//! range, none reading what another writes; `hoist_sibling_reductions.rs`)
+//! share one sweep: `for i in 0..M { for j in cb..ce {acc0} for j in cb..ce
+//! {acc1} }`, so a block's rows are read once while each accumulator row
+//! is updated in its own order. Bodies it does not cover (`if`, nested reductions, bounds that
 //! are not size symbols, integer or boolean reductions and bindings) keep
 //! the lane walk.
 //!
@@ -55,6 +59,10 @@ pub struct Interchanged {
     /// them (`the loop over `j` at line 10`); empty for column kernels,
     /// whose blocks are of the kernel's own columns.
     pub loops: Vec<String>,
+    /// Column kernels: for each group of sibling reductions (bound
+    /// together by `hoist_sibling_reductions.rs`), how many share one sweep
+    /// over the rows per block, each into its own accumulator row.
+    pub sweeps: Vec<usize>,
 }
 
 /// Sets [`Kernel::interchanged`] on each column kernel of `program` whose
@@ -71,12 +79,22 @@ pub fn interchange_columns(program: &Program, kernels: &mut [Kernel]) {
             end: Expr::var(&ce),
             fixed: &[],
         };
+        // Sibling reductions (one range, nothing read that another
+        // writes) sweep the rows once per block.
+        let (body, groups) =
+            match crate::hoist_sibling_reductions::hoist_sibling_reductions(&k.body) {
+                Some(h) => (h.body, h.groups),
+                None => (k.body.clone(), Vec::new()),
+            };
         let mut scratch = Vec::new();
         k.interchanged =
-            interchange_body(program, &block, &k.body, &mut scratch).map(|body| Interchanged {
-                body,
-                scratch,
-                loops: Vec::new(),
+            interchange_body(program, &block, &body, &groups, &mut scratch).map(|body| {
+                Interchanged {
+                    body,
+                    scratch,
+                    loops: Vec::new(),
+                    sweeps: groups.iter().map(|g| g.len()).collect(),
+                }
             });
     }
 }
@@ -101,11 +119,15 @@ pub(crate) struct Block<'a> {
 
 /// `body` (the statements of one iteration of `block.var`) interchanged to
 /// run each statement over the whole block, with its scratch rows added to
-/// `scratch`; `None` when the body is not covered.
+/// `scratch`; `None` when the body is not covered. The bindings of each
+/// range in `groups` (sibling reductions, one each, over one range) share
+/// one sweep over that range: their accumulator rows are filled first,
+/// then each step of the range updates every one of them in order.
 pub(crate) fn interchange_body(
     program: &Program,
     block: &Block,
     body: &[Stmt],
+    groups: &[std::ops::Range<usize>],
     scratch: &mut Vec<ScratchRow>,
 ) -> Option<Vec<Stmt>> {
     let symbols = program.size_symbols();
@@ -139,7 +161,18 @@ pub(crate) fn interchange_body(
     };
     // Bindings made so far and the scratch rows holding them.
     let mut held: Vec<(String, String)> = Vec::new();
-    for s in body {
+    // The open group of sibling reductions.
+    let mut group: Option<Siblings> = None;
+    for (n, s) in body.iter().enumerate() {
+        if let Some(g) = groups.iter().find(|g| g.start == n) {
+            group = Some(Siblings {
+                end: g.end,
+                fills: Vec::new(),
+                sweeps: Vec::new(),
+                after: Vec::new(),
+            });
+        }
+        let before = out.len();
         let (value, span) = match s {
             Stmt::Let { value, span, .. } | Stmt::Store { value, span, .. } => {
                 (value.clone(), *span)
@@ -285,8 +318,62 @@ pub(crate) fn interchange_body(
             }
             _ => return None,
         }
+        if let Some(g) = &mut group {
+            // This member's fill and sweep, then its value's row.
+            let mine: Vec<Stmt> = out.drain(before..).collect();
+            let [fill, sweep, rest @ ..] = mine.as_slice() else {
+                return None;
+            };
+            g.fills.push(fill.clone());
+            g.sweeps.push(sweep.clone());
+            g.after.extend(rest.iter().cloned());
+            if n + 1 == g.end {
+                let g = group.take()?;
+                out.extend(g.fills);
+                out.push(one_sweep(g.sweeps)?);
+                out.extend(g.after);
+            }
+        }
     }
     Some(out)
+}
+
+/// A group of sibling reductions being interchanged: where it ends in the
+/// body, its accumulator rows' fills, its sweeps over the rows, and the
+/// statements after them (the bound values' rows).
+struct Siblings {
+    end: usize,
+    fills: Vec<Stmt>,
+    sweeps: Vec<Stmt>,
+    after: Vec<Stmt>,
+}
+
+/// Sweeps over one range (`for i in lo..hi, j in block`, one accumulator
+/// row each) as one: `for i in lo..hi { for j in block {...} ... }`, each
+/// row updated in the order it was alone.
+fn one_sweep(sweeps: Vec<Stmt>) -> Option<Stmt> {
+    let mut outer = None;
+    let mut inner = Vec::new();
+    for s in sweeps {
+        let Stmt::For { vars, body, span } = s else {
+            return None;
+        };
+        let [range, col] = vars.as_slice() else {
+            return None;
+        };
+        outer.get_or_insert((range.clone(), span));
+        inner.push(Stmt::For {
+            vars: vec![col.clone()],
+            body,
+            span,
+        });
+    }
+    let (range, span) = outer?;
+    Some(Stmt::For {
+        vars: vec![range],
+        body: inner,
+        span,
+    })
 }
 
 /// `e` with each reduction not inside another replaced by `f`'s result.

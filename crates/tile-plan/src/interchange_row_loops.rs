@@ -71,6 +71,7 @@ pub fn interchange_row_loops(program: &Program, kernels: &mut [Kernel]) {
                 body,
                 scratch,
                 loops,
+                sweeps: Vec::new(),
             });
         }
     }
@@ -132,7 +133,7 @@ fn interchange_loop(
         fixed,
     };
     let mut rows = scratch.clone();
-    let blocked = interchange_body(program, &block, body, &mut rows)?;
+    let blocked = interchange_body(program, &block, body, &[], &mut rows)?;
     *scratch = rows;
     // Blocks: (hi - lo + B - 1) / B, none for an empty range.
     let count = fold_expr(Expr::binary(

@@ -317,6 +317,7 @@ impl Plan {
                     "interchanged": k.interchanged.as_ref().map(|c| json!({
                         "block": crate::COLUMN_BLOCK,
                         "loops": c.loops,
+                        "sweeps": c.sweeps,
                         "scratch": c.scratch.iter().map(|r| r.name.clone()).collect::<Vec<_>>(),
                     })),
                 })
@@ -398,6 +399,12 @@ impl fmt::Display for Plan {
                         crate::COLUMN_BLOCK,
                         rows.join(", ")
                     )?;
+                    for n in &c.sweeps {
+                        writeln!(
+                            f,
+                            "     sweeps: {n} reductions over the same rows in one sweep per block"
+                        )?;
+                    }
                 } else {
                     writeln!(
                         f,

@@ -222,10 +222,27 @@ fn sibling_column_reductions_over_one_range_run_in_one_pass() {
     let printed: Vec<String> = k.body.iter().map(|s| format!("{s}")).collect();
     assert!(printed[3].contains("gw[j] = __sib0"), "{printed:?}");
     assert!(printed[4].contains("__sib1") && printed[4].contains("__sib2"));
-    // The CPU runs its own column blocks; it hoists nothing.
+    // The CPU runs its column blocks with one sweep over the rows for the
+    // three reductions (interchange_columns), and no GPU steps.
     assert!(!lower(siblings, Target::CPU)
         .to_string()
         .contains("one pass"));
+    let plan = compile(
+        &tile_ir::parse_program(siblings).unwrap(),
+        &Options { fusion: true },
+    )
+    .unwrap();
+    assert!(
+        plan.to_string()
+            .contains("sweeps: 3 reductions over the same rows in one sweep per block"),
+        "{plan}"
+    );
+    let blocked = &plan.kernels[0].interchanged.as_ref().unwrap().body;
+    let sweeps = blocked
+        .iter()
+        .filter(|s| matches!(s, tile_ir::Stmt::For { vars, .. } if vars[0].name == "i"))
+        .count();
+    assert_eq!(sweeps, 1, "{blocked:?}");
 
     // Not siblings: a later reduction reads what an earlier statement
     // stores or binds, or runs over another range.
