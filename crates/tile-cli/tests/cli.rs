@@ -72,7 +72,7 @@ fn plan_json_records_each_kernel_rewrite() {
     let col = plan("reductions/col_sum.tile");
     assert_eq!(
         col["kernels"][0]["interchanged"],
-        serde_json::json!({"block": 2048, "loops": [], "scratch": ["__cacc0"]})
+        serde_json::json!({"block": 2048, "loops": [], "scratch": ["__cacc0"], "sweeps": []})
     );
     assert_eq!(col["kernels"][0]["caches"], serde_json::json!([]));
     let matmul = plan("matrix/matmul.tile");
@@ -81,8 +81,15 @@ fn plan_json_records_each_kernel_rewrite() {
         serde_json::json!({
             "block": 2048,
             "loops": ["the loop over `j` at line 10"],
-            "scratch": ["__cacc0"]
+            "scratch": ["__cacc0"],
+            "sweeps": []
         })
+    );
+    // Four sibling reductions share one sweep over the rows per block.
+    let siblings = plan("reductions/col_siblings.tile");
+    assert_eq!(
+        siblings["kernels"][0]["interchanged"]["sweeps"],
+        serde_json::json!([4])
     );
     let lse = plan("reductions/row_lse.tile");
     assert_eq!(lse["kernels"][0]["caches"], serde_json::json!([]));
