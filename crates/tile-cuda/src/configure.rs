@@ -267,7 +267,7 @@ impl CudaModule {
             .max()
             .unwrap_or(0)
             / ncols;
-        let mut ny = if crate::print_columns::shares(k) {
+        let mut ny = if tile_emit::gpu::shares(k) {
             let want = self.opts.col_slices.map_or_else(
                 || ((per_col / 8).max(1) as u64).next_power_of_two(),
                 |n| 1u64 << n.clamp(1, 32).ilog2(),

@@ -25,10 +25,10 @@
 //! Parameters are `__restrict__`: the runtime gives each parameter its own
 //! device allocation and checks host arguments for overlap before upload.
 
-use crate::quad_loops::scalar;
 use crate::CudaError;
-use tile_emit::{dialect, Printer, Site, VTy};
-use tile_ir::{Expr, Program, Stmt};
+use tile_emit::gpu::{FullPrint, Unroll};
+use tile_emit::{dialect, Printer, Site};
+use tile_ir::Program;
 use tile_plan::kernel_ir::{LoweredKernel, QuadCondition, RowEntry};
 use tile_plan::{Kernel, Mapping, Plan};
 
@@ -71,27 +71,12 @@ pub(crate) struct Emitted {
     pub kernels: Vec<KernelInfo>,
 }
 
-/// Choices of the printed loops that change the source, not its meaning.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Unroll {
-    /// Column quads per thread in the 16-byte entry points.
-    pub quads: u32,
-    /// Quads per thread loaded per step in row loops that read device
-    /// memory as 16-byte vectors ([`crate::quad_loops::RowLoop::unroll`]).
-    pub rows: u32,
-    /// Quads per thread a streaming row kernel holds in registers between
-    /// loops that read the same row ([`crate::quad_loops::Held`]; 0: none).
-    pub held: u32,
-}
-
-impl Unroll {
-    /// What `tile emit` prints and `tile bench` runs.
-    pub(crate) const DEFAULT: Unroll = Unroll {
-        quads: 1,
-        rows: crate::options::DEFAULT_ROW_UNROLL,
-        held: crate::options::DEFAULT_ROW_HOLD,
-    };
-}
+/// What `tile emit` prints and `tile bench` runs.
+pub(crate) const DEFAULT_UNROLL: Unroll = Unroll {
+    quads: 1,
+    rows: crate::options::DEFAULT_ROW_UNROLL,
+    held: crate::options::DEFAULT_ROW_HOLD,
+};
 
 /// Prints the CUDA C for `plan`.
 pub(crate) fn emit(plan: &Plan, unroll: Unroll) -> Result<Emitted, CudaError> {
@@ -221,7 +206,7 @@ fn kernel(
         None => std::borrow::Cow::Borrowed(program),
     };
     // A full reduction's parts, built by tile-plan.
-    let full = k.full_parts().map(crate::print_full::FullPrint);
+    let full = k.full_parts().map(FullPrint);
     // `extended` is `program` or `program` with scratch rows appended:
     // `index` serves both.
     let mut p = Printer::with_index(&dialect::CUDA, &extended, index);
@@ -254,20 +239,20 @@ fn kernel(
         format!("a.A[{i}]")
     });
     match k.mapping {
-        Mapping::ElementGrid | Mapping::Split if v4 => element_grid_v4(&mut p, k, unroll.quads),
-        Mapping::ElementGrid | Mapping::Split => element_grid(&mut p, k),
-        Mapping::RowReduction => {
-            crate::print_rows::row_reduction(&mut p, k, lowered, rows, &extended, unroll)
+        Mapping::ElementGrid | Mapping::Split if v4 => {
+            let manual_sites = site_base + V4_SITE_BASE;
+            tile_emit::gpu::element_grid_v4(&mut p, k, unroll.quads, manual_sites)
         }
-        Mapping::ColumnReduction => crate::print_columns::column_reduction(&mut p, k, lowered),
+        Mapping::ElementGrid | Mapping::Split => tile_emit::gpu::element_grid(&mut p, k),
+        Mapping::RowReduction => {
+            tile_emit::gpu::row_reduction(&mut p, k, lowered, rows, &extended, unroll)
+        }
+        Mapping::ColumnReduction => tile_emit::gpu::column_reduction(&mut p, k, lowered),
         Mapping::FullReduction => match &full {
             Some(f) => f.print_chunks(&mut p, params.len(), program),
             None => p.line("return; /* not a full reduction */"),
         },
-        Mapping::Serial => {
-            p.line("if (blockIdx.x != 0 || threadIdx.x != 0) return;");
-            p.stmts(&k.body);
-        }
+        Mapping::Serial => tile_emit::gpu::one_thread(&mut p, &k.body),
     }
     p.close();
     match &full {
@@ -286,13 +271,7 @@ fn kernel(
 
 /// A full reduction's second entry point, `NAME_fin`: the chunks' results
 /// combined in order, then the store.
-fn print_fin(
-    p: &mut Printer,
-    k: &Kernel,
-    f: &crate::print_full::FullPrint,
-    name: &str,
-    params: &[&tile_ir::Param],
-) {
+fn print_fin(p: &mut Printer, k: &Kernel, f: &FullPrint, name: &str, params: &[&tile_ir::Param]) {
     p.line(format!(
         "/* {}_fin: the chunks' results combined in order, then the store */",
         k.name
@@ -310,299 +289,6 @@ fn print_fin(
     p.close();
 }
 
-fn domain_prologue(p: &mut Printer, k: &Kernel) {
-    for (d, v) in k.domain.iter().enumerate() {
-        p.line(format!(
-            "const long long dl{d} = {}, dn{d} = {};",
-            p.size_expr(&v.lo),
-            p.extent(&v.lo, &v.hi)
-        ));
-    }
-    let empty: Vec<String> = (0..k.domain.len()).map(|d| format!("dn{d} <= 0")).collect();
-    if !empty.is_empty() {
-        p.line(format!("if ({}) return;", empty.join(" || ")));
-    }
-}
-
-/// Binds the outer domain variables from `t` (the flat index of a row of
-/// the innermost variable); returns the scope depth to restore.
-fn bind_outer(p: &mut Printer, k: &Kernel, t: &str) {
-    let last = k.domain.len() - 1;
-    if last == 0 {
-        return;
-    }
-    p.line(format!("long long q = {t};"));
-    for d in (0..last).rev() {
-        let cv = Printer::var_name(&k.domain[d].name);
-        if d == 0 {
-            p.line(format!("const long long {cv} = dl0 + q;"));
-        } else {
-            p.line(format!("const long long {cv} = dl{d} + q % dn{d};"));
-            p.line(format!("q /= dn{d};"));
-        }
-        p.bind_loop(&k.domain[d].name, &cv);
-    }
-}
-
-fn element_grid(p: &mut Printer, k: &Kernel) {
-    if k.domain.is_empty() {
-        p.line("if (blockIdx.x != 0 || threadIdx.x != 0) return;");
-        p.stmts(&k.body);
-        return;
-    }
-    domain_prologue(p, k);
-    let last = k.domain.len() - 1;
-    let jname = k.domain[last].name.clone();
-    grid_loops(p, k, &format!("dn{last}"), 1, None, |p, c| {
-        let jv = Printer::var_name(&jname);
-        p.line(format!("const long long {jv} = dl{last} + {c};"));
-        p.bind_loop(&jname, &jv);
-        p.stmts(&k.body);
-    });
-}
-
-/// The elements of a row past its last whole quad (`dn % 4` of them), one
-/// per thread of block 0 with the scalar code: printed first in the `_v4`
-/// entry point, so its failure sites are numbered as the plain entry
-/// point's.
-fn ragged_tail(p: &mut Printer, k: &Kernel) {
-    let last = k.domain.len() - 1;
-    let jname = &k.domain[last].name;
-    p.open(format!(
-        "if (blockIdx.x == 0 && threadIdx.x < dn{last} % 4)"
-    ));
-    let depth = p.scope_len();
-    let jv = Printer::var_name(jname);
-    p.line(format!(
-        "const long long {jv} = dl{last} + dn{last} / 4 * 4 + threadIdx.x;"
-    ));
-    p.bind_loop(jname, &jv);
-    p.stmts(&k.body);
-    p.truncate_scope(depth);
-    p.close();
-}
-
-/// The work loops of element kernels: rows (every domain variable but the
-/// innermost, flattened) over the grid's y dimension, `cols` work items of
-/// the innermost variable over x; no division in the inner loop. `tail`
-/// prints per row before the work loop.
-fn grid_loops(
-    p: &mut Printer,
-    k: &Kernel,
-    cols: &str,
-    unroll: u32,
-    tail: Option<fn(&mut Printer, &Kernel)>,
-    body: impl FnOnce(&mut Printer, &str),
-) {
-    let last = k.domain.len() - 1;
-    let rows: Vec<String> = (0..last).map(|d| format!("dn{d}")).collect();
-    let rows = if rows.is_empty() {
-        "1".to_string()
-    } else {
-        rows.join(" * ")
-    };
-    p.line(format!("const long long rows = {rows}, cols = {cols};"));
-    p.open("for (long long r = blockIdx.y; r < rows; r += gridDim.y)");
-    let depth = p.scope_len();
-    bind_outer(p, k, "r");
-    if let Some(tail) = tail {
-        tail(p, k);
-    }
-    if unroll == 1 {
-        p.open("for (long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x; c < cols; c += (long long)gridDim.x * blockDim.x)");
-    } else {
-        p.open(format!("for (long long c = (long long)blockIdx.x * blockDim.x * {unroll} + threadIdx.x; c < cols; c += (long long)gridDim.x * blockDim.x * {unroll})"));
-    }
-    body(p, "c");
-    p.close();
-    p.truncate_scope(depth);
-    p.close();
-}
-
-/// The `_v4` entry point's loops; `unroll` column quads per thread.
-fn element_grid_v4(p: &mut Printer, k: &Kernel, unroll: u32) {
-    domain_prologue(p, k);
-    let last = k.domain.len() - 1;
-    let jname = k.domain[last].name.clone();
-    grid_loops(
-        p,
-        k,
-        &format!("(dn{last} / 4)"),
-        unroll,
-        Some(ragged_tail),
-        |p, c| v4_body(p, k, &jname, c, unroll),
-    );
-}
-
-/// One work item of the `_v4` entry point: 16-byte loads of every
-/// contiguous access, four lanes of scalar code over them, 16-byte stores.
-fn v4_body(p: &mut Printer, k: &Kernel, jname: &str, c: &str, unroll: u32) {
-    let last = k.domain.len() - 1;
-    let jv = Printer::var_name(jname);
-    // With `unroll` > 1 each thread first loads the vectors of `unroll`
-    // column quads (`blockDim.x` apart, so warps stay coalesced), then
-    // computes and stores each: more bytes in flight per thread.
-    let idx = if unroll == 1 { "" } else { "[u]" };
-    if unroll == 1 {
-        p.line(format!("const long long {jv} = dl{last} + {c} * 4;"));
-    }
-    let depth = p.scope_len();
-    let loads = contiguous_loads(k, jname);
-    let mut site = 0;
-    if unroll > 1 {
-        for (n, _) in loads.iter().enumerate() {
-            p.line(format!("float4 vld{n}[{unroll}];"));
-        }
-        open_quads(p, c, &jv, last, unroll);
-    }
-    for (n, (buf, index)) in loads.iter().enumerate() {
-        site += 1;
-        let in_box = p.span_in_box(jname, &jv, buf, index, "4");
-        p.line(format!(
-            "if (!({in_box})) {{ atomicExch(err, {}); return; }}",
-            p.site_base() as i32 + V4_SITE_BASE + site
-        ));
-        let decl = if unroll == 1 { "const float4 " } else { "" };
-        let at = p.address(jname, &jv, buf, index);
-        p.line(format!(
-            "{decl}vld{n}{idx} = *reinterpret_cast<const float4 *>{at};"
-        ));
-    }
-    if unroll > 1 {
-        p.close();
-        p.close();
-        open_quads(p, c, &jv, last, unroll);
-    }
-    let stores = lanes(p, k, jname, &loads, idx);
-    for (buf, index, vals) in &stores {
-        site += 1;
-        let in_box = p.span_in_box(jname, &jv, buf, index, "4");
-        p.line(format!(
-            "if (!({in_box})) {{ atomicExch(err, {}); return; }}",
-            p.site_base() as i32 + V4_SITE_BASE + site
-        ));
-        let at = p.address(jname, &jv, buf, index);
-        p.line(format!(
-            "*reinterpret_cast<float4 *>{at} = make_float4({});",
-            vals.join(", ")
-        ));
-    }
-    if unroll > 1 {
-        p.close();
-        p.close();
-    }
-    p.truncate_scope(depth);
-}
-
-/// The distinct loads of the kernel body that move with the innermost
-/// variable `jname`, in order of appearance.
-fn contiguous_loads(k: &Kernel, jname: &str) -> Vec<(String, Vec<Expr>)> {
-    let mut loads: Vec<(String, Vec<Expr>)> = Vec::new();
-    for s in &k.body {
-        s.walk_exprs(&mut |e| {
-            e.walk(&mut |x| {
-                if let Expr::Load { buf, idx, .. } = x {
-                    let mut free = Vec::new();
-                    x.free_vars(&mut free);
-                    if free.iter().any(|n| n == jname)
-                        && !loads.iter().any(|(b, i)| b == buf && i == idx)
-                    {
-                        loads.push((buf.clone(), idx.clone()));
-                    }
-                }
-            })
-        });
-    }
-    loads
-}
-
-/// Opens the loop over a thread's `unroll` column quads and binds the
-/// innermost variable `jv` to the quad's first column.
-fn open_quads(p: &mut Printer, c: &str, jv: &str, last: usize, unroll: u32) {
-    p.line("#pragma unroll");
-    p.open(format!("for (int u = 0; u < {unroll}; u++)"));
-    p.line(format!(
-        "const long long cu = {c} + (long long)u * blockDim.x;"
-    ));
-    p.open("if (cu < cols)");
-    p.line(format!("const long long {jv} = dl{last} + cu * 4;"));
-}
-
-/// Four lanes of scalar code over the loaded vectors (`vldN{idx}.x` ...):
-/// bindings, and each store's value per lane. Returns per store its
-/// buffer, index and the four values' names.
-fn lanes(
-    p: &mut Printer,
-    k: &Kernel,
-    jname: &str,
-    loads: &[(String, Vec<Expr>)],
-    idx: &str,
-) -> Vec<(String, Vec<Expr>, Vec<String>)> {
-    let jv = Printer::var_name(jname);
-    let mut stores: Vec<(String, Vec<Expr>, Vec<String>)> = Vec::new();
-    for lane in 0..4 {
-        let lane_depth = p.scope_len();
-        let field = ["x", "y", "z", "w"][lane];
-        p.bind_loop(jname, &format!("({jv} + {lane})"));
-        for (n, _) in loads.iter().enumerate() {
-            p.bind_value(
-                &tile_ir::names::generated("vld", n),
-                &format!("vld{n}{idx}.{field}"),
-                VTy::F32,
-            );
-        }
-        let mut si = 0;
-        for s in &k.body {
-            let mut s = s.clone();
-            replace_loads(&mut s, loads);
-            match &s {
-                Stmt::Let { name, value, .. } => {
-                    let (code, ty) = p.lower(value);
-                    let t = p.tmp("val");
-                    p.line(format!("const {} {t} = {code}; /* {name} */", scalar(ty)));
-                    p.bind_value(name, &t, ty);
-                }
-                Stmt::Store {
-                    buf, idx, value, ..
-                } => {
-                    let (code, _) = p.lower_as(value, VTy::F32);
-                    let t = p.tmp("stv");
-                    p.line(format!("const float {t} = {code};"));
-                    if lane == 0 {
-                        stores.push((buf.clone(), idx.clone(), vec![]));
-                    }
-                    stores[si].2.push(t);
-                    si += 1;
-                }
-                _ => {}
-            }
-        }
-        p.truncate_scope(lane_depth);
-    }
-    stores
-}
-
-/// Renames each of `loads` in the statement's value to its vector lane
-/// (`__vldN`).
-fn replace_loads(s: &mut Stmt, loads: &[(String, Vec<Expr>)]) {
-    fn go(e: &mut Expr, loads: &[(String, Vec<Expr>)]) {
-        if let Expr::Load { buf, idx, .. } = e {
-            if let Some(n) = loads.iter().position(|(b, i)| b == buf && i == idx) {
-                *e = Expr::var(&tile_ir::names::generated("vld", n));
-                return;
-            }
-        }
-        for c in e.children_mut() {
-            go(c, loads);
-        }
-    }
-    match s {
-        Stmt::Let { value, .. } => go(value, loads),
-        Stmt::Store { value, .. } => go(value, loads),
-        _ => {}
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -614,7 +300,7 @@ mod tests {
         let text = "program s(x: in f32[M, N], b: in f32[M], y: out f32[M, N]) {\n  for i in 0..M, j in 0..N {\n    y[i, j] = x[i, j] * 2.0 + b[i]\n  }\n}";
         let program = tile_ir::parse_program(text).unwrap();
         let plan = tile_plan::compile(&program, &tile_plan::Options::default()).unwrap();
-        let e = emit(&plan, Unroll::DEFAULT).unwrap();
+        let e = emit(&plan, DEFAULT_UNROLL).unwrap();
         assert!(e.kernels[0].v4.is_some(), "a _v4 entry point");
         let most = e
             .source

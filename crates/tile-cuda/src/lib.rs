@@ -26,13 +26,8 @@ mod launch;
 pub mod nvrtc;
 mod options;
 mod prelude;
-mod print_columns;
-mod print_full;
-mod print_rows;
-mod quad_loops;
 mod read_failure;
 pub mod runtime;
-mod stage_rows;
 
 pub use compile::{compile, CudaModule};
 pub use launch::Bound;
@@ -40,8 +35,8 @@ pub use options::{
     CudaOptions, RowStaging, DEFAULT_ROW_HOLD, DEFAULT_ROW_UNROLL, STAGE_ROWS_LONGER_THAN,
 };
 pub use prelude::PRELUDE;
-pub use print_rows::{LOCKSTEP_ROW, SERIAL_ROW};
 pub use runtime::{gpu, DeviceBuffer, Gpu};
+pub use tile_emit::gpu::{LOCKSTEP_ROW, SERIAL_ROW};
 
 /// Everything that can go wrong on the CUDA path.
 #[derive(Clone, Debug, thiserror::Error)]
@@ -106,7 +101,7 @@ pub enum CudaError {
 /// The CUDA C source for `plan` (needs no GPU). Deterministic: the same
 /// plan gives the same bytes.
 pub fn emit_cuda(plan: &tile_plan::Plan) -> Result<String, CudaError> {
-    emit::emit(plan, emit::Unroll::DEFAULT).map(|e| e.source)
+    emit::emit(plan, emit::DEFAULT_UNROLL).map(|e| e.source)
 }
 
 /// What the CUDA back end prints for `plan` under `opts`, every choice

@@ -1,7 +1,6 @@
 //! The CUDA back end's options: launch shapes, the entry points it may
 //! use, unroll factors, and the environment variables that set them.
 
-use crate::emit;
 pub use tile_plan::kernel_ir::{RowStaging, STAGE_ROWS_LONGER_THAN};
 
 /// Options of the CUDA back end.
@@ -92,8 +91,8 @@ impl Default for CudaOptions {
 
 impl CudaOptions {
     /// The options that change the printed source.
-    pub(crate) fn unrolls(&self) -> emit::Unroll {
-        emit::Unroll {
+    pub(crate) fn unrolls(&self) -> tile_emit::gpu::Unroll {
+        tile_emit::gpu::Unroll {
             quads: self.unroll,
             rows: self.row_unroll,
             held: self.row_hold,

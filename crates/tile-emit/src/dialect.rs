@@ -60,6 +60,62 @@ pub struct Dialect {
     /// The line before a loop asking the compiler to unroll it `{n}`
     /// times, where the dialect has one.
     pub unroll: Option<&'static str>,
+    /// Blocks of threads, shared memory and barriers, where the target is
+    /// a GPU (the printers of [`crate::gpu`]).
+    pub gpu: Option<GpuSpelling>,
+}
+
+/// How a GPU dialect spells what the block printers of [`crate::gpu`]
+/// print beyond plain C: thread and block indices, shared memory,
+/// barriers, 16-byte vectors of four `f32` and the kernel's buffers.
+/// Patterns: `{a}` an address expression, `{v}` a value, `{n}` a number.
+#[derive(Clone, Debug)]
+pub struct GpuSpelling {
+    /// The thread's index in its block along x, and along y.
+    pub thread_x: &'static str,
+    /// See [`GpuSpelling::thread_x`].
+    pub thread_y: &'static str,
+    /// The block's index in the grid along x, and along y.
+    pub block_x: &'static str,
+    /// See [`GpuSpelling::block_x`].
+    pub block_y: &'static str,
+    /// Threads per block along x, and along y.
+    pub threads_x: &'static str,
+    /// See [`GpuSpelling::threads_x`].
+    pub threads_y: &'static str,
+    /// Blocks in the grid along x, and along y.
+    pub blocks_x: &'static str,
+    /// See [`GpuSpelling::blocks_x`].
+    pub blocks_y: &'static str,
+    /// The statement every thread of a block waits at.
+    pub barrier: &'static str,
+    /// The qualifier of an array the block's threads share.
+    pub shared: &'static str,
+    /// Declares `tile_rows`, the `float` view of the block's dynamically
+    /// sized shared memory (staged rows), aligned to 16 bytes.
+    pub shared_rows: &'static str,
+    /// A 32-bit integer (counters within a row staged in shared memory).
+    pub int32: &'static str,
+    /// Four `f32` in one 16-byte value.
+    pub quad: &'static str,
+    /// A quad made of four values (`{v}`: them, comma-separated).
+    pub quad_of: &'static str,
+    /// The quad at address `{a}` (16-byte aligned).
+    pub quad_load: &'static str,
+    /// Stores the quad `{v}` at address `{a}` (16-byte aligned).
+    pub quad_store: &'static str,
+    /// Whether address `{a}` is 16-byte aligned.
+    pub aligned16: &'static str,
+    /// The kernel's buffer number `{n}` (an untyped pointer).
+    pub buffer: &'static str,
+    /// The smaller of two integers `{a}` and `{v}`.
+    pub min: &'static str,
+    /// The line before a loop of a fixed count asking the compiler to
+    /// unroll it fully (register arrays indexed by its counter).
+    pub unroll_fully: &'static str,
+    /// Reports failure site `{n}` and leaves the kernel (a block, after a
+    /// check the printer spelled out itself).
+    pub fail: &'static str,
 }
 
 /// How a dialect spells explicit vectors of the kernel's lane count.
@@ -124,10 +180,10 @@ pub const C: Dialect = Dialect {
     math_vector: "tile_{f}_{t}",
     convert: "__builtin_convertvector({x}, {t})",
     unroll: None,
+    gpu: None,
 };
 
-/// CUDA C: one work item per thread, scalar code, device helpers. Not used
-/// by a back end yet; it shows what a second dialect changes.
+/// CUDA C: one work item per thread, scalar code, device helpers.
 pub const CUDA: Dialect = Dialect {
     name: "cuda",
     language: "CUDA",
@@ -152,4 +208,27 @@ pub const CUDA: Dialect = Dialect {
     math_vector: "tile_{f}_{t}",
     convert: "({t})({x})",
     unroll: Some("#pragma unroll {n}"),
+    gpu: Some(GpuSpelling {
+        thread_x: "threadIdx.x",
+        thread_y: "threadIdx.y",
+        block_x: "blockIdx.x",
+        block_y: "blockIdx.y",
+        threads_x: "blockDim.x",
+        threads_y: "blockDim.y",
+        blocks_x: "gridDim.x",
+        blocks_y: "gridDim.y",
+        barrier: "__syncthreads();",
+        shared: "__shared__",
+        shared_rows: "extern __shared__ float4 tile_rows4[];\nfloat *const tile_rows = reinterpret_cast<float *>(tile_rows4);",
+        int32: "int",
+        quad: "float4",
+        quad_of: "make_float4({v})",
+        quad_load: "*reinterpret_cast<const float4 *>{a}",
+        quad_store: "*reinterpret_cast<float4 *>{a} = {v};",
+        aligned16: "(reinterpret_cast<unsigned long long>{a} & 15ULL) == 0",
+        buffer: "a.A[{n}]",
+        min: "min({a}, {v})",
+        unroll_fully: "#pragma unroll",
+        fail: "{ atomicExch(err, {n}); return; }",
+    }),
 };

@@ -36,9 +36,10 @@ mod access;
 mod api;
 mod control;
 pub mod dialect;
+pub mod gpu;
 mod lower_expr;
 mod printer;
 mod split_full;
 
-pub use dialect::{Dialect, VectorSpelling};
+pub use dialect::{Dialect, GpuSpelling, VectorSpelling};
 pub use printer::{Printed, Printer, Site, VTy};

@@ -463,7 +463,7 @@ impl<'a> Printer<'a> {
     // ---- types ----
 
     /// The scalar C type of a value type.
-    pub(crate) fn scalar_type(&self, t: VTy) -> &'static str {
+    pub fn scalar_type(&self, t: VTy) -> &'static str {
         match t {
             VTy::F32 => self.d.f32,
             VTy::F64 => self.d.f64,

@@ -15,8 +15,10 @@
 //! combines the same elements in the same order in both (their results
 //! agree bit for bit at the same block size).
 
-use crate::stage_rows::staged_name;
-use tile_emit::{Printer, VTy};
+use crate::dialect::GpuSpelling;
+use crate::gpu::spell;
+use crate::gpu::stage_rows::staged_name;
+use crate::{Printer, VTy};
 use tile_ir::{Expr, Program, ReduceOp, Stmt};
 use tile_plan::kernel_ir::StagedRow;
 
@@ -255,10 +257,22 @@ pub(crate) fn fusable(p: &Printer, rl: &RowLoop, body: &[Stmt], batch: bool) -> 
 
 const FIELDS: [&str; 4] = ["x", "y", "z", "w"];
 
+/// The quad at address `a`: one 16-byte load where `aligned`, else four
+/// element loads.
+fn load_quad(g: &GpuSpelling, a: &str, aligned: bool) -> String {
+    if aligned {
+        spell(g.quad_load, a, "")
+    } else {
+        let elements = format!("{a}[0], {a}[1], {a}[2], {a}[3]");
+        g.quad_of.replace("{v}", &elements)
+    }
+}
+
 /// Prints the loop of `rl` running `each` for every element.
 pub(crate) fn print_loop(p: &mut Printer, rl: &RowLoop, each: &Each) {
     let vec = vector(p, rl, each);
-    let ty = if rl.short { "int" } else { "long long" };
+    let (g, int) = (p.gpu(), p.d.int);
+    let ty = if rl.short { g.int32 } else { int };
     let n = p.tmp("len");
     let q4 = p.tmp("quad");
     // The arrays of held rows this loop fills, in the row's scope.
@@ -270,7 +284,7 @@ pub(crate) fn print_loop(p: &mut Printer, rl: &RowLoop, each: &Each) {
                 .iter()
                 .find(|h| h.reads(rl, b, i) && !h.filled.get())
             {
-                p.line(format!("float4 {}[{}];", h.name, h.quads));
+                p.line(format!("{} {}[{}];", g.quad, h.name, h.quads));
             }
         }
     }
@@ -303,10 +317,7 @@ pub(crate) fn print_loop(p: &mut Printer, rl: &RowLoop, each: &Each) {
     if !accesses.is_empty() {
         let conds: Vec<String> = accesses
             .iter()
-            .map(|(b, i)| {
-                let a = p.address(rl.var, rl.bl, b, i);
-                format!("(reinterpret_cast<unsigned long long>{a} & 15ULL) == 0")
-            })
+            .map(|(b, i)| spell(g.aligned16, &p.address(rl.var, rl.bl, b, i), ""))
             .collect();
         p.line(format!("const bool {va} = {};", conds.join(" && ")));
     }
@@ -329,7 +340,7 @@ pub(crate) fn print_loop(p: &mut Printer, rl: &RowLoop, each: &Each) {
         })
         .map(|(i, _)| i)
         .collect();
-    p.line(format!("{ty} {q4} = ({ty})threadIdx.x * 4;"));
+    p.line(format!("{ty} {q4} = ({ty}){} * 4;", g.thread_x));
     let quads = Quads {
         rl,
         each,
@@ -370,7 +381,7 @@ pub(crate) fn print_loop(p: &mut Printer, rl: &RowLoop, each: &Each) {
     let q = p.tmp("q");
     p.open(format!("for ({ty} {q} = {q4}; {q} < {n}; {q}++)"));
     let cv = Printer::var_name(rl.var);
-    p.line(format!("const long long {cv} = {} + {q};", rl.bl));
+    p.line(format!("const {int} {cv} = {} + {q};", rl.bl));
     let depth = p.scope_len();
     p.bind_loop(rl.var, &cv);
     for i in &staged {
@@ -431,15 +442,16 @@ impl Quads<'_> {
             return;
         };
         let Quads { rl, q4, n, ty, .. } = *self;
+        let (gs, int) = (p.gpu(), p.d.int);
         let hu = p.tmp("hu");
-        p.line("#pragma unroll");
+        p.line(gs.unroll_fully);
         p.open(format!(
-            "for (int {hu} = 0; {hu} < {}; {hu}++)",
-            first.quads
+            "for ({} {hu} = 0; {hu} < {}; {hu}++)",
+            gs.int32, first.quads
         ));
         p.open(format!("if ({q4} + 3 < {n})"));
         let qb = p.tmp("qb");
-        p.line(format!("const long long {qb} = {} + {q4};", rl.bl));
+        p.line(format!("const {int} {qb} = {} + {q4};", rl.bl));
         let mut gq = Vec::new();
         for (k, (b, i)) in v.loads.iter().enumerate() {
             let held = self.holds.iter().find(|(h, _)| *h == k).map(|(_, h)| *h);
@@ -448,21 +460,15 @@ impl Quads<'_> {
                     gq.push(format!("{}[{hu}]", h.name));
                     continue;
                 }
-                Some(h) => (format!("{}[{hu}]", h.name), ""),
-                None => (p.tmp("gq"), "const float4 "),
+                Some(h) => (format!("{}[{hu}]", h.name), String::new()),
+                None => (p.tmp("gq"), format!("const {} ", gs.quad)),
             };
             let a = p.address(rl.var, &qb, b, i);
-            if aligned {
-                p.line(format!("{decl}{g} = *reinterpret_cast<const float4 *>{a};"));
-            } else {
-                p.line(format!(
-                    "{decl}{g} = make_float4({a}[0], {a}[1], {a}[2], {a}[3]);"
-                ));
-            }
+            p.line(format!("{decl}{g} = {};", load_quad(gs, &a, aligned)));
             gq.push(g);
         }
         self.lanes(p, aligned, &qb, &[], &gq);
-        p.line(format!("{q4} += ({ty})blockDim.x * 4;"));
+        p.line(format!("{q4} += ({ty}){} * 4;", gs.threads_x));
         p.close();
         p.close();
     }
@@ -473,15 +479,17 @@ impl Quads<'_> {
     /// else four scalar accesses each.
     fn print(&self, p: &mut Printer, aligned: bool, width: u32) {
         let Quads { rl, q4, n, ty, .. } = *self;
+        let (gs, int) = (p.gpu(), p.d.int);
+        let bx = gs.threads_x;
         let step = |g: u32| {
             if g == 0 {
                 String::new()
             } else {
-                format!(" + ({ty})blockDim.x * {}", 4 * g)
+                format!(" + ({ty}){bx} * {}", 4 * g)
             }
         };
         p.open(format!(
-            "for (; {q4}{} + 3 < {n}; {q4} += ({ty})blockDim.x * {})",
+            "for (; {q4}{} + 3 < {n}; {q4} += ({ty}){bx} * {})",
             step(width - 1),
             4 * width
         ));
@@ -489,16 +497,14 @@ impl Quads<'_> {
         let mut quads = Vec::new();
         for g in 0..width {
             let qb = p.tmp("qb");
-            p.line(format!(
-                "const long long {qb} = {} + {q4}{};",
-                rl.bl,
-                step(g)
-            ));
+            p.line(format!("const {int} {qb} = {} + {q4}{};", rl.bl, step(g)));
             let sq: Vec<String> = self.staged.iter().map(|_| p.tmp("sq")).collect();
             for (i, s) in self.staged.iter().zip(&sq) {
+                let a = format!("(tile_rows + ro{i} + {q4}{})", step(g));
                 p.line(format!(
-                    "const float4 {s} = *reinterpret_cast<const float4 *>(tile_rows + ro{i} + {q4}{});",
-                    step(g)
+                    "const {} {s} = {};",
+                    gs.quad,
+                    spell(gs.quad_load, &a, "")
                 ));
             }
             let mut gq = Vec::new();
@@ -506,15 +512,11 @@ impl Quads<'_> {
                 for (b, i) in &v.loads {
                     let a = p.address(rl.var, &qb, b, i);
                     let g = p.tmp("gq");
-                    if aligned {
-                        p.line(format!(
-                            "const float4 {g} = *reinterpret_cast<const float4 *>{a};"
-                        ));
-                    } else {
-                        p.line(format!(
-                            "const float4 {g} = make_float4({a}[0], {a}[1], {a}[2], {a}[3]);"
-                        ));
-                    }
+                    p.line(format!(
+                        "const {} {g} = {};",
+                        gs.quad,
+                        load_quad(gs, &a, aligned)
+                    ));
                     gq.push(g);
                 }
             }
@@ -549,10 +551,9 @@ impl Quads<'_> {
         for ((b, i), vals) in self.stores.iter().zip(&lane_vals) {
             let a = p.address(rl.var, qb, b, i);
             if aligned {
-                p.line(format!(
-                    "*reinterpret_cast<float4 *>{a} = make_float4({});",
-                    vals.join(", ")
-                ));
+                let g = p.gpu();
+                let quad = g.quad_of.replace("{v}", &vals.join(", "));
+                p.line(spell(g.quad_store, &a, &quad));
             } else {
                 for (k, v) in vals.iter().enumerate() {
                     p.line(format!("{a}[{k}] = {v};"));
@@ -582,7 +583,10 @@ fn element(p: &mut Printer, each: &Each, vec: Option<&Vector>) -> Vec<String> {
                     Stmt::Let { name, value, .. } => {
                         let (code, ty) = p.lower(value);
                         let t = p.tmp("val");
-                        p.line(format!("const {} {t} = {code}; /* {name} */", scalar(ty)));
+                        p.line(format!(
+                            "const {} {t} = {code}; /* {name} */",
+                            p.scalar_type(ty)
+                        ));
                         p.bind_value(name, &t, ty);
                     }
                     Stmt::Store { value, .. } => {
@@ -604,15 +608,5 @@ fn element(p: &mut Printer, each: &Each, vec: Option<&Vector>) -> Vec<String> {
             p.stmts(body);
             Vec::new()
         }
-    }
-}
-
-/// The C spelling of a scalar value type.
-pub(crate) fn scalar(t: VTy) -> &'static str {
-    match t {
-        VTy::F32 => "float",
-        VTy::F64 => "double",
-        VTy::Int => "long long",
-        VTy::Bool => "bool",
     }
 }

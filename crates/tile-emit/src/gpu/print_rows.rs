@@ -1,7 +1,7 @@
 //! Prints the body of a `row_reduction` kernel: one block per row (a
 //! grid-stride loop over rows). When the block can share a row's
 //! statements, every thread computes the bindings, reductions run over
-//! the block's threads ([`crate::quad_loops`]) and combine through warp
+//! the block's threads ([`crate::gpu::quad_loops`]) and combine through warp
 //! shuffles and shared memory, inner loops are split over the threads,
 //! and a barrier follows each statement that stores. A scratch row's fill
 //! followed by the reduction that reads it back runs as one loop (the fill
@@ -12,10 +12,10 @@
 //! they reduce, else run on thread 0, each marked by a comment in the
 //! source; tile-plan decides which ([`tile_plan::Sharing`]).
 
-use crate::emit::Unroll;
-use crate::quad_loops::{self, scalar, sfx, Each, Held, RowLoop};
+use crate::gpu::quad_loops::{self, sfx, Each, Held, RowLoop};
+use crate::gpu::Unroll;
+use crate::{Printer, VTy};
 use std::collections::BTreeSet;
-use tile_emit::{Printer, VTy};
 use tile_ir::{Expr, LoopVar, Program, ReduceOp, Stmt};
 use tile_plan::kernel_ir::{LoopKey, LoweredKernel, RowEntry, RowStep};
 use tile_plan::{Kernel, Sharing};
@@ -59,7 +59,7 @@ impl RowCtx<'_> {
             staged: self.plan.map_or(&[], |r| r.staged.as_slice()),
             short: self
                 .plan
-                .is_some_and(|r| crate::stage_rows::short(r, lo, hi)),
+                .is_some_and(|r| crate::gpu::stage_rows::short(r, lo, hi)),
             unroll: self.unroll,
             held: &self.held,
         }
@@ -76,7 +76,11 @@ impl RowCtx<'_> {
     }
 }
 
-pub(crate) fn row_reduction(
+/// Prints the body of a `row_reduction` kernel from its lowered steps:
+/// `plan` is the `_rows` entry point's (rows staged in shared memory),
+/// `None` the streaming one's; `extended` is the program with the kernel's
+/// scratch rows among its parameters.
+pub fn row_reduction(
     p: &mut Printer,
     k: &Kernel,
     lowered: &LoweredKernel,
@@ -85,19 +89,23 @@ pub(crate) fn row_reduction(
     unroll: Unroll,
 ) {
     let row = &k.domain[0];
+    let (g, int) = (p.gpu(), p.d.int);
     p.line(format!(
-        "const long long dl0 = {}, dn0 = {};",
+        "const {int} dl0 = {}, dn0 = {};",
         p.size_expr(&row.lo),
         p.extent(&row.lo, &row.hi)
     ));
-    p.line("__shared__ double tile_smem[64];");
+    p.line(format!("{} double tile_smem[64];", g.shared));
     if let Some(plan) = plan {
-        crate::stage_rows::declare_staging(p, plan, extended);
+        crate::gpu::stage_rows::declare_staging(p, plan, extended);
     }
-    p.open("for (long long r = blockIdx.x; r < dn0; r += gridDim.x)");
+    p.open(format!(
+        "for ({int} r = {}; r < dn0; r += {})",
+        g.block_x, g.blocks_x
+    ));
     let depth = p.scope_len();
     let rv = Printer::var_name(&row.name);
-    p.line(format!("const long long {rv} = dl0 + r;"));
+    p.line(format!("const {int} {rv} = dl0 + r;"));
     p.bind_loop(&row.name, &rv);
     let steps = plan.map_or(&lowered.steps, |r| &r.steps);
     let sharing = sharing(k);
@@ -114,7 +122,7 @@ pub(crate) fn row_reduction(
             ctx.plan = plan;
             if let Some(plan) = plan {
                 ctx.batches = &plan.batches;
-                crate::stage_rows::print_staging(p, &plan.staged, &rv);
+                crate::gpu::stage_rows::print_staging(p, &plan.staged, &rv);
             } else {
                 ctx.held = held_rows(lowered, &row.name);
             }
@@ -184,7 +192,7 @@ fn steps_of(p: &mut Printer, steps: &[RowStep], row: &str, ctx: &mut RowCtx) {
 fn staged(s: &Stmt, row: &str, ctx: &RowCtx) -> Stmt {
     let mut s = s.clone();
     if let Some(plan) = ctx.plan {
-        crate::stage_rows::replace_staged_loads(&mut s, row, &plan.staged);
+        crate::gpu::stage_rows::replace_staged_loads(&mut s, row, &plan.staged);
     }
     s
 }
@@ -214,7 +222,7 @@ fn step_of(p: &mut Printer, step: &RowStep, row: &str, ctx: &mut RowCtx) {
             }
         }
         RowStep::FirstThread(stmts) => {
-            p.open("if (threadIdx.x == 0)");
+            p.open(format!("if ({} == 0)", p.gpu().thread_x));
             p.stmts(stmts);
             p.close();
         }
@@ -226,7 +234,10 @@ fn step_of(p: &mut Printer, step: &RowStep, row: &str, ctx: &mut RowCtx) {
                 p.open("");
                 let (bl, bh) = loop_bounds(p, &lv.lo, &lv.hi);
                 let cv = Printer::var_name(&lv.name);
-                p.open(format!("for (long long {cv} = {bl}; {cv} < {bh}; {cv}++)"));
+                p.open(format!(
+                    "for ({} {cv} = {bl}; {cv} < {bh}; {cv}++)",
+                    p.d.int
+                ));
                 p.bind_loop(&lv.name, &cv);
             }
             steps_of(p, body, row, ctx);
@@ -270,7 +281,7 @@ fn step_of(p: &mut Printer, step: &RowStep, row: &str, ctx: &mut RowCtx) {
             }
             ctx.red = last;
         }
-        RowStep::Barrier(_) => p.line("__syncthreads();"),
+        RowStep::Barrier(_) => p.line(p.gpu().barrier),
     }
 }
 
@@ -304,7 +315,7 @@ fn lockstep_store(p: &mut Printer, s: &Stmt, ctx: &mut RowCtx) {
             _ => p.lower(&e),
         };
         let t = p.tmp("val");
-        p.line(format!("const {} {t} = {code};", scalar(ty)));
+        p.line(format!("const {} {t} = {code};", p.scalar_type(ty)));
         let name = tile_ir::names::generated("lockstep", names.len());
         p.bind_value(&name, &t, ty);
         names.push(name);
@@ -316,9 +327,9 @@ fn lockstep_store(p: &mut Printer, s: &Stmt, ctx: &mut RowCtx) {
         Expr::var(&value[0]),
         *span,
     )];
-    p.line("__syncthreads();");
+    p.line(p.gpu().barrier);
     p.stmts(&store);
-    p.line("__syncthreads();");
+    p.line(p.gpu().barrier);
 }
 
 pub(crate) fn identity(op: ReduceOp, t: VTy) -> &'static str {
@@ -470,12 +481,12 @@ fn lower_reductions(p: &mut Printer, e: &mut Expr, ctx: &mut RowCtx) {
     let depth = p.scope_len();
     p.bind_loop(&var, &Printer::var_name(&var));
     if let Some(plan) = ctx.plan {
-        crate::stage_rows::bind_staged(p, &plan.staged, &var, "0", &lo, &hi);
+        crate::gpu::stage_rows::bind_staged(p, &plan.staged, &var, "0", &lo, &hi);
     }
     let t = p.value_type(body);
     p.truncate_scope(depth);
     let (acc, set) = ctx.next_reduction(p);
-    p.line(format!("{} {acc} = {};", scalar(t), start(op, t)));
+    p.line(format!("{} {acc} = {};", p.scalar_type(t), start(op, t)));
     p.begin_checked_level(&var, &bl, &bh, &[], &[body]);
     let rl = ctx.row_loop(&var, &bl, &bh, &lo, &hi);
     let each = Each::Reduce {
@@ -500,7 +511,10 @@ fn row_stmt(p: &mut Printer, s: &Stmt, ctx: &mut RowCtx) {
             lower_reductions(p, &mut v, ctx);
             let (code, ty) = p.lower(&v);
             let t = p.tmp("val");
-            p.line(format!("const {} {t} = {code}; /* {name} */", scalar(ty)));
+            p.line(format!(
+                "const {} {t} = {code}; /* {name} */",
+                p.scalar_type(ty)
+            ));
             p.bind_value(name, &t, ty);
         }
         Stmt::For { vars, body, span } => {
@@ -522,7 +536,7 @@ fn row_stmt(p: &mut Printer, s: &Stmt, ctx: &mut RowCtx) {
             let mut v = value.clone();
             lower_reductions(p, &mut v, ctx);
             let store = vec![Stmt::store(buf.clone(), idx.clone(), v, *span)];
-            p.open("if (threadIdx.x == 0)");
+            p.open(format!("if ({} == 0)", p.gpu().thread_x));
             p.stmts(&store);
             p.close();
         }
@@ -557,7 +571,7 @@ fn loop_bounds(p: &mut Printer, lo: &Expr, hi: &Expr) -> (String, String) {
     let (hi, _) = p.lower_as(hi, VTy::Int);
     let bl = p.tmp("bnd");
     let bh = p.tmp("bnd");
-    p.line(format!("const long long {bl} = {lo}, {bh} = {hi};"));
+    p.line(format!("const {} {bl} = {lo}, {bh} = {hi};", p.d.int));
     (bl, bh)
 }
 

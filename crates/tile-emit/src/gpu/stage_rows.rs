@@ -14,7 +14,8 @@
 //! loads. The staged kernel computes the same values in the same order as
 //! the streaming one, bit for bit.
 
-use tile_emit::{Printer, VTy};
+use crate::gpu::spell;
+use crate::{Printer, VTy};
 use tile_ir::{Expr, Program, Stmt};
 use tile_plan::kernel_ir::{RowEntry, StagedRow};
 
@@ -68,8 +69,10 @@ pub(crate) fn bind_staged(
 /// 16-byte boundary), and the scratch rows' pointers (parameters of
 /// `extended`).
 pub(crate) fn declare_staging(p: &mut Printer, plan: &RowEntry, extended: &Program) {
-    p.line("extern __shared__ float4 tile_rows4[];");
-    p.line("float *const tile_rows = reinterpret_cast<float *>(tile_rows4);");
+    let int = p.d.int;
+    for line in p.gpu().shared_rows.lines() {
+        p.line(line);
+    }
     let lens: Vec<String> = plan
         .staged
         .iter()
@@ -80,10 +83,10 @@ pub(crate) fn declare_staging(p: &mut Printer, plan: &RowEntry, extended: &Progr
                 .map(|s| format!("({})", p.extent(&s.lo, &s.hi))),
         )
         .collect();
-    p.line("const long long ro0 = 0;");
+    p.line(format!("const {int} ro0 = 0;"));
     for n in 1..lens.len() {
         p.line(format!(
-            "const long long ro{n} = ro{} + ((({len} > 0 ? {len} : 0) + 3) & ~3LL);",
+            "const {int} ro{n} = ro{} + ((({len} > 0 ? {len} : 0) + 3) & ~3LL);",
             n - 1,
             len = lens[n - 1]
         ));
@@ -104,10 +107,12 @@ pub(crate) fn declare_staging(p: &mut Printer, plan: &RowEntry, extended: &Progr
 ///
 /// Each thread copies exactly the quads it reads in the row's loops
 /// (elements `4 t .. 4 t + 3`, then `blockDim.x * 4` further on; see
-/// [`crate::quad_loops`]), so it waits for its own copies only, and no
+/// [`crate::gpu::quad_loops`]), so it waits for its own copies only, and no
 /// barrier is needed: no thread reads a staged element another thread
 /// wrote, in this row or the next.
 pub(crate) fn print_staging(p: &mut Printer, staged: &[StagedRow], rv: &str) {
+    let g = p.gpu();
+    let i32 = g.int32;
     for (n, s) in staged.iter().enumerate() {
         let len = Printer::box_n(&s.buf, 1);
         p.set_line(s.line);
@@ -120,15 +125,18 @@ pub(crate) fn print_staging(p: &mut Printer, staged: &[StagedRow], rv: &str) {
             Printer::ptr_name(&s.buf)
         ));
         p.line(format!("float *dst = tile_rows + ro{n};"));
-        p.line(format!("const int len = (int){len};"));
-        p.line("int q = (int)threadIdx.x * 4;");
-        p.open("if ((reinterpret_cast<unsigned long long>(src) & 15ULL) == 0)");
-        p.open("for (; q + 3 < len; q += (int)blockDim.x * 4)");
+        p.line(format!("const {i32} len = ({i32}){len};"));
+        p.line(format!("{i32} q = ({i32}){} * 4;", g.thread_x));
+        p.open(format!("if ({})", spell(g.aligned16, "(src)", "")));
+        let step = format!("q += ({i32}){} * 4", g.threads_x);
+        p.open(format!("for (; q + 3 < len; {step})"));
         p.line("tile_cp16(dst + q, src + q);");
         p.close();
         p.close();
-        p.open("for (; q < len; q += (int)blockDim.x * 4)");
-        p.line("for (int e = q; e < len && e < q + 4; e++) dst[e] = src[e];");
+        p.open(format!("for (; q < len; {step})"));
+        p.line(format!(
+            "for ({i32} e = q; e < len && e < q + 4; e++) dst[e] = src[e];"
+        ));
         p.close();
         p.close();
     }

@@ -16,8 +16,9 @@
 //! barrier. Other bodies run each column on its first thread in program
 //! order (the launch then gives the block one slice).
 
-use crate::quad_loops::{scalar, sfx};
-use tile_emit::{Printer, VTy};
+use crate::gpu::quad_loops::sfx;
+use crate::gpu::spell;
+use crate::{Printer, VTy};
 use tile_ir::{Expr, Stmt};
 use tile_plan::kernel_ir::{LoweredKernel, RowStep};
 use tile_plan::Kernel;
@@ -35,28 +36,34 @@ struct ColCtx {
 /// Whether the block shares a column's statements (slices per column),
 /// as the printer and the launch both need to know: tile-plan's
 /// [`tile_plan::Sharing`] of the kernel.
-pub(crate) fn shares(k: &Kernel) -> bool {
-    crate::print_rows::splits(k)
+pub fn shares(k: &Kernel) -> bool {
+    crate::gpu::print_rows::splits(k)
 }
 
-pub(crate) fn column_reduction(p: &mut Printer, k: &Kernel, lowered: &LoweredKernel) {
+/// Prints the body of a `column_reduction` kernel from its lowered steps.
+pub fn column_reduction(p: &mut Printer, k: &Kernel, lowered: &LoweredKernel) {
     let col = &k.domain[0];
+    let (g, int) = (p.gpu(), p.d.int);
     p.line(format!(
-        "const long long dl0 = {}, dn0 = {};",
+        "const {int} dl0 = {}, dn0 = {};",
         p.size_expr(&col.lo),
         p.extent(&col.lo, &col.hi)
     ));
     p.line("if (dn0 <= 0) return;");
     let shared = shares(k);
     if shared {
-        p.line(format!("__shared__ double tile_smem[{}];", 2 * SET));
+        p.line(format!("{} double tile_smem[{}];", g.shared, 2 * SET));
     }
-    p.open("for (long long cb = (long long)blockIdx.x * blockDim.x; cb < dn0; cb += (long long)gridDim.x * blockDim.x)");
+    let (tx, bx) = (g.thread_x, g.threads_x);
+    p.open(format!(
+        "for ({int} cb = ({int}){} * {bx}; cb < dn0; cb += ({int}){} * {bx})",
+        g.block_x, g.blocks_x
+    ));
     let depth = p.scope_len();
-    p.line("const bool live = cb + threadIdx.x < dn0;");
+    p.line(format!("const bool live = cb + {tx} < dn0;"));
     let cv = Printer::var_name(&col.name);
     p.line(format!(
-        "const long long {cv} = dl0 + (live ? cb + threadIdx.x : dn0 - 1);"
+        "const {int} {cv} = dl0 + (live ? cb + {tx} : dn0 - 1);"
     ));
     p.bind_loop(&col.name, &cv);
     if !shared {
@@ -71,11 +78,11 @@ pub(crate) fn column_reduction(p: &mut Printer, k: &Kernel, lowered: &LoweredKer
             RowStep::Bind(s) | RowStep::FirstThreadStore(s) => column_stmt(p, s, &mut ctx),
             RowStep::BindTogether(lets) => bind_together(p, lets, &mut ctx),
             RowStep::FirstThread(stmts) => {
-                p.open("if (threadIdx.y == 0 && live)");
+                p.open(format!("if ({} == 0 && live)", g.thread_y));
                 p.stmts(stmts);
                 p.close();
             }
-            RowStep::Barrier(_) => p.line("__syncthreads();"),
+            RowStep::Barrier(_) => p.line(g.barrier),
             // Rows only: the lowering gives a column's body no loop or
             // `if` (find_row_forms), so this is a Tile bug, reported.
             other => p.refuse(format!("a column kernel cannot run the step {other:?}")),
@@ -98,7 +105,10 @@ fn column_stmt(p: &mut Printer, s: &Stmt, ctx: &mut ColCtx) {
             lower_reductions(p, &mut v, ctx);
             let (code, ty) = p.lower(&v);
             let t = p.tmp("val");
-            p.line(format!("const {} {t} = {code}; /* {name} */", scalar(ty)));
+            p.line(format!(
+                "const {} {t} = {code}; /* {name} */",
+                p.scalar_type(ty)
+            ));
             p.bind_value(name, &t, ty);
         }
         Stmt::Store {
@@ -111,7 +121,7 @@ fn column_stmt(p: &mut Printer, s: &Stmt, ctx: &mut ColCtx) {
             let mut v = value.clone();
             lower_reductions(p, &mut v, ctx);
             let store = vec![Stmt::store(buf.clone(), idx.clone(), v, *span)];
-            p.open("if (threadIdx.y == 0 && live)");
+            p.open(format!("if ({} == 0 && live)", p.gpu().thread_y));
             p.stmts(&store);
             p.close();
         }
@@ -171,14 +181,19 @@ fn slice_range(p: &mut Printer, lo: &Expr, hi: &Expr, n: usize) -> (String, Stri
     // This thread's slice: `ch` consecutive values (the last slices may be
     // shorter or empty). No sum below can wrap: bounds are below 2^62.
     let (sl, sh) = (format!("csl{n}"), format!("csh{n}"));
+    let (g, int) = (p.gpu(), p.d.int);
+    let (ty, by) = (g.thread_y, g.threads_y);
     p.line(format!(
-        "const long long cbl{n} = {blo}, cn{n} = {bhi} > cbl{n} ? {bhi} - cbl{n} : 0;"
+        "const {int} cbl{n} = {blo}, cn{n} = {bhi} > cbl{n} ? {bhi} - cbl{n} : 0;"
     ));
     p.line(format!(
-        "const long long cch{n} = cn{n} / blockDim.y + (cn{n} % blockDim.y != 0);"
+        "const {int} cch{n} = cn{n} / {by} + (cn{n} % {by} != 0);"
     ));
+    let cn = format!("cn{n}");
+    let first = spell(g.min, &cn, &format!("({int}){ty} * cch{n}"));
+    let last = spell(g.min, &cn, &format!("({int})({ty} + 1) * cch{n}"));
     p.line(format!(
-        "const long long {sl} = cbl{n} + min(cn{n}, (long long)threadIdx.y * cch{n}), {sh} = cbl{n} + min(cn{n}, (long long)(threadIdx.y + 1) * cch{n});"
+        "const {int} {sl} = cbl{n} + {first}, {sh} = cbl{n} + {last};"
     ));
     let (lname, hname) = (
         tile_ir::names::generated("col_lo", n),
@@ -223,8 +238,8 @@ fn combine_slices(
     // combination skips, so a column of NaN alone stays NaN; an empty
     // column gets the identity.
     let (start, identity) = (
-        crate::print_rows::start(op, t),
-        crate::print_rows::identity(op, t),
+        crate::gpu::print_rows::start(op, t),
+        crate::gpu::print_rows::identity(op, t),
     );
     let (part, qual) = if start == identity {
         (part, "const ")
@@ -233,10 +248,10 @@ fn combine_slices(
     };
     p.line(format!(
         "{qual}{} {acc} = {combine}({part}, tile_smem + {});",
-        scalar(t),
+        p.scalar_type(t),
         SET * (n % 2)
     ));
-    crate::print_rows::empty_range(p, op, t, &acc, "0", &format!("cn{range}"));
+    crate::gpu::print_rows::empty_range(p, op, t, &acc, "0", &format!("cn{range}"));
     acc
 }
 

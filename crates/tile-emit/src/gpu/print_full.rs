@@ -7,15 +7,15 @@
 //! and one thread runs the store with the reduction replaced by the result. No float
 //! atomics: the result is the same on every run.
 
-use tile_emit::{Printer, VTy};
+use crate::{Printer, VTy};
 use tile_ir::Program;
 
 /// Prints a full reduction's two entry points from its parts.
-pub(crate) struct FullPrint<'a>(pub &'a tile_plan::FullParts);
+pub struct FullPrint<'a>(pub &'a tile_plan::FullParts);
 
 impl FullPrint<'_> {
     /// The body of `tile_kN` (one block per chunk, a grid-stride loop).
-    pub(crate) fn print_chunks(&self, p: &mut Printer, nparams: usize, program: &Program) {
+    pub fn print_chunks(&self, p: &mut Printer, nparams: usize, program: &Program) {
         // One quad per step: more in flight measured slower on an H200
         // (full_sum at 4096x4096: 25.1 us at one, 25.6 at two, 32.5 at
         // four quads per step).
@@ -24,38 +24,46 @@ impl FullPrint<'_> {
         if let Some(s) = self.0.finish.first() {
             p.set_line(s.span().line);
         }
+        let (g, int) = (p.gpu(), p.d.int);
         p.line(format!(
-            "double *__restrict__ tile_part = (double *)a.A[{nparams}];"
+            "double *{} tile_part = (double *){};",
+            p.d.restrict,
+            g.buffer.replace("{n}", &nparams.to_string())
         ));
         p.full_range(self.0, true);
-        p.line("__shared__ double tile_smem[64];");
-        p.open("for (long long c = blockIdx.x; c < fcount; c += gridDim.x)");
-        p.line("const long long fcl = frl + c * flen, fch = frh - fcl < flen ? frh : fcl + flen;");
+        p.line(format!("{} double tile_smem[64];", g.shared));
+        p.open(format!(
+            "for ({int} c = {}; c < fcount; c += {})",
+            g.block_x, g.blocks_x
+        ));
+        p.line(format!(
+            "const {int} fcl = frl + c * flen, fch = frh - fcl < flen ? frh : fcl + flen;"
+        ));
         let depth = p.scope_len();
         let (clo, chi, _) = tile_plan::full_names();
         p.bind_loop(&clo, "fcl");
         p.bind_loop(&chi, "fch");
         if self.0.deep {
             p.line("/* chunk on one thread: nested reductions (see print_full.rs) */");
-            p.open("if (threadIdx.x == 0)");
+            p.open(format!("if ({} == 0)", g.thread_x));
             let (v, _) = p.lower(&self.0.chunk);
             p.line(format!("tile_part[c] = {v};"));
             p.close();
         } else if let Some(flat) = &self.0.flat {
             // `op(i: op(j: B))`: every row's share accumulates in one
             // per-thread value, the block combines once per chunk.
-            let id = crate::print_rows::identity_of(self.0.op, VTy::F64);
+            let id = crate::gpu::print_rows::identity_of(self.0.op, VTy::F64);
             p.line(format!("double fthr = {id};"));
             let cv = Printer::var_name(&self.0.var);
-            p.open(format!("for (long long {cv} = fcl; {cv} < fch; {cv}++)"));
+            p.open(format!("for ({int} {cv} = fcl; {cv} < fch; {cv}++)"));
             let inner = p.scope_len();
             p.bind_loop(&self.0.var, &cv);
-            crate::print_rows::thread_share(p, flat, "fthr", VTy::F64, program, unroll);
+            crate::gpu::print_rows::thread_share(p, flat, "fthr", VTy::F64, program, unroll);
             p.truncate_scope(inner);
             p.close();
             let f = p.helper_call(&format!("tile_block_{}_f64", self.0.op.name()));
             p.line(format!("fthr = {f}(fthr, tile_smem);"));
-            p.line("if (threadIdx.x == 0) tile_part[c] = fthr;");
+            p.line(format!("if ({} == 0) tile_part[c] = fthr;", g.thread_x));
         } else if self.0.nested {
             // The chunk's values in order, each body's reductions over the
             // block (every thread gets the same bits, so every thread
@@ -63,29 +71,30 @@ impl FullPrint<'_> {
             let (init, empty) = p.full_literals(self.0.op);
             p.line(format!("double facc = {init};"));
             let cv = Printer::var_name(&self.0.var);
-            p.open(format!("for (long long {cv} = fcl; {cv} < fch; {cv}++)"));
+            p.open(format!("for ({int} {cv} = fcl; {cv} < fch; {cv}++)"));
             let inner = p.scope_len();
             p.bind_loop(&self.0.var, &cv);
             let mut e = self.0.body.clone();
-            crate::print_rows::block_reductions(p, &mut e, program, 0, unroll);
+            crate::gpu::print_rows::block_reductions(p, &mut e, program, 0, unroll);
             let (v, _) = p.lower(&e);
             let line = p.combine_f64(self.0.op, "facc", &v);
             p.line(line);
             // The next value's reductions reuse the shared slots.
-            p.line("__syncthreads();");
+            p.line(g.barrier);
             p.truncate_scope(inner);
             p.close();
             p.line(format!(
-                "if (threadIdx.x == 0) tile_part[c] = fch > fcl ? facc : {empty};"
+                "if ({} == 0) tile_part[c] = fch > fcl ? facc : {empty};",
+                g.thread_x
             ));
         } else {
             let mut e = self.0.chunk.clone();
-            crate::print_rows::block_reductions(p, &mut e, program, 0, unroll);
+            crate::gpu::print_rows::block_reductions(p, &mut e, program, 0, unroll);
             let (v, _) = p.lower(&e);
-            p.line(format!("if (threadIdx.x == 0) tile_part[c] = {v};"));
+            p.line(format!("if ({} == 0) tile_part[c] = {v};", g.thread_x));
         }
         // The next chunk's reductions reuse the shared slots.
-        p.line("__syncthreads();");
+        p.line(g.barrier);
         p.truncate_scope(depth);
         p.close();
     }
@@ -93,24 +102,30 @@ impl FullPrint<'_> {
     /// The body of `tile_kN_fin` (one block of up to `PARTIALS` threads):
     /// each thread takes its chunks' results, the block combines them in a fixed
     /// tree (the same bits on every run), then one thread stores.
-    pub(crate) fn print_finish(&self, p: &mut Printer, nparams: usize) {
+    pub fn print_finish(&self, p: &mut Printer, nparams: usize) {
+        let (g, int) = (p.gpu(), p.d.int);
         p.line(format!(
-            "const double *__restrict__ tile_part = (const double *)a.A[{nparams}];"
+            "const double *{} tile_part = (const double *){};",
+            p.d.restrict,
+            g.buffer.replace("{n}", &nparams.to_string())
         ));
-        p.line("if (blockIdx.x != 0) return;");
+        p.line(format!("if ({} != 0) return;", g.block_x));
         p.full_range(self.0, true);
         let (init, _) = p.full_literals(self.0.op);
-        p.line("__shared__ double tile_smem[64];");
+        p.line(format!("{} double tile_smem[64];", g.shared));
         p.line(format!("double fcomb = {init};"));
         // One chunk per thread at `PARTIALS` threads; fewer threads (a
         // register limit) take theirs in a fixed stride.
-        p.open("for (long long c = threadIdx.x; c < fcount; c += blockDim.x)");
+        p.open(format!(
+            "for ({int} c = {}; c < fcount; c += {})",
+            g.thread_x, g.threads_x
+        ));
         let line = p.combine_f64(self.0.op, "fcomb", "tile_part[c]");
         p.line(line);
         p.close();
         let f = p.helper_call(&format!("tile_block_{}_f64", self.0.op.name()));
         p.line(format!("fcomb = {f}(fcomb, tile_smem);"));
-        p.line("if (threadIdx.x != 0) return;");
+        p.line(format!("if ({} != 0) return;", g.thread_x));
         p.full_store(self.0, "fcomb");
     }
 }

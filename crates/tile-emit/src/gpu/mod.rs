@@ -1,0 +1,56 @@
+//! The GPU printers: the bodies of row, column and full-reduction kernels
+//! as blocks of threads (shared memory, barriers, block reductions, loops
+//! of threads over a row four elements at a time), printed from a lowered
+//! kernel in any dialect that has a [`GpuSpelling`].
+//!
+//! A GPU back end prints each kernel's signature and launch skeleton, then
+//! calls [`element_grid`], [`element_grid_v4`], [`row_reduction`],
+//! [`column_reduction`], [`FullPrint`] or [`one_thread`] for the body, and provides the helper library the printed names call
+//! (`tile_block_sum_f32`, `tile_max_f32`, ...). What these printers do is
+//! what the lowering decided ([`tile_plan::kernel_ir`]); the spelling is
+//! the dialect's.
+
+mod print_columns;
+mod print_elements;
+mod print_full;
+mod print_rows;
+mod quad_loops;
+mod stage_rows;
+
+use crate::dialect::GpuSpelling;
+use crate::Printer;
+
+pub use print_columns::{column_reduction, shares, SERIAL_COLUMN};
+pub use print_elements::{element_grid, element_grid_v4, one_thread};
+pub use print_full::FullPrint;
+pub use print_rows::{row_reduction, LOCKSTEP_ROW, SERIAL_ROW};
+
+/// Choices of the printed loops that change the source, not its meaning.
+#[derive(Clone, Copy, Debug)]
+pub struct Unroll {
+    /// Column quads per thread in the 16-byte entry points.
+    pub quads: u32,
+    /// Quads per thread loaded per step in row loops that read device
+    /// memory as 16-byte vectors (every thread still combines its
+    /// elements in the same order).
+    pub rows: u32,
+    /// Quads per thread a streaming row kernel holds in registers between
+    /// loops that read the same row (0: none).
+    pub held: u32,
+}
+
+impl<'a> Printer<'a> {
+    /// The dialect's GPU spelling. The GPU printers are called for GPU
+    /// dialects only; a dialect without one is a back end's bug.
+    pub(crate) fn gpu(&self) -> &'a GpuSpelling {
+        self.d
+            .gpu
+            .as_ref()
+            .expect("the GPU printers need a dialect with a GPU spelling")
+    }
+}
+
+/// `pattern` with `{a}` replaced by `a` and `{v}` by `v`.
+pub(crate) fn spell(pattern: &str, a: &str, v: &str) -> String {
+    pattern.replace("{a}", a).replace("{v}", v)
+}
