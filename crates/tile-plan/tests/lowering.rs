@@ -562,18 +562,31 @@ const RULES: [&str; 9] = [
     "reread_rows",
 ];
 
+/// The `.rs` files under `dir`, subfolders included, sorted.
+fn rust_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let path = e.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|x| x == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    assert!(!files.is_empty(), "{}", dir.display());
+    files
+}
+
 #[test]
 fn back_ends_call_no_legality_rule() {
     let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut found = Vec::new();
     for krate in ["tile-emit", "tile-cpu", "tile-cuda"] {
-        let dir = crates.join(krate).join("src");
-        let mut files: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        files.sort();
-        assert!(!files.is_empty(), "{}", dir.display());
+        let files = rust_files(&crates.join(krate).join("src"));
         for f in files {
             let text = std::fs::read_to_string(&f).unwrap();
             for (n, line) in text.lines().enumerate() {
@@ -606,20 +619,7 @@ fn generated_names_are_spelled_in_one_place() {
     let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut found = Vec::new();
     for krate in ["tile-ir", "tile-plan", "tile-emit", "tile-cpu", "tile-cuda"] {
-        let mut files = Vec::new();
-        let mut dirs = vec![crates.join(krate).join("src")];
-        while let Some(dir) = dirs.pop() {
-            for e in std::fs::read_dir(&dir).unwrap() {
-                let path = e.unwrap().path();
-                if path.is_dir() {
-                    dirs.push(path);
-                } else if path.extension().is_some_and(|x| x == "rs") {
-                    files.push(path);
-                }
-            }
-        }
-        files.sort();
-        assert!(!files.is_empty());
+        let files = rust_files(&crates.join(krate).join("src"));
         for f in files {
             if f.ends_with("names.rs") {
                 continue;
