@@ -16,6 +16,13 @@ use std::collections::BTreeSet;
 use std::fmt;
 use tile_ir::{Expr, LoopVar, ReduceOp, Span, Stmt};
 
+/// Whether a statement's own expressions hold a reduction.
+fn reduces(s: &Stmt) -> bool {
+    let mut found = false;
+    s.walk_exprs(&mut |e| found |= e.has_reduction());
+    found
+}
+
 /// What a target offers the lowering.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Target {
@@ -364,8 +371,9 @@ pub enum RowStep {
         /// The same statements one by one.
         unfused: Vec<RowStep>,
     },
-    /// A store of the row's own result: its reductions over the block,
-    /// then the block's first thread stores.
+    /// A store of the row's own result: its reductions over the block (if
+    /// a [`RowStep::BindTogether`] did not bind them already), then the
+    /// block's first thread stores.
     FirstThreadStore(Stmt),
     /// Statements the block's first thread runs alone, in order (a row the
     /// block cannot share, with nothing to reduce).
@@ -508,6 +516,11 @@ fn show_steps(steps: &[RowStep]) -> String {
             RowStep::Split(s) => format!("split loop {}", name(s)),
             RowStep::FillAndReduce { fill, bind, .. } => {
                 format!("fill {} reduced into {}", name(fill), name(bind))
+            }
+            // A store whose reductions a one-pass group bound beforehand
+            // reduces nothing itself.
+            RowStep::FirstThreadStore(s) if !reduces(s) => {
+                format!("first thread stores {}", name(s))
             }
             RowStep::FirstThreadStore(s) => format!("reduce, first thread stores {}", name(s)),
             RowStep::FirstThread(_) => "first thread runs it alone".to_string(),
