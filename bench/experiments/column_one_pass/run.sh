@@ -10,6 +10,8 @@
 #   ln_cols2b  the same with the bias gradient's variable renamed (`k`), so
 #              the two reductions keep a loop each: the layout before
 #
+# PROGS may also name other programs by path (tests/programs/reductions/col_sum.tile).
+#
 # Run from the repository root on a machine with a GPU:
 #   OUT=/tmp/cols TILE_BINS="tile_a tile_b" bash bench/experiments/column_one_pass/run.sh
 # with each binary a build of `tile` (default ./target/release/tile).
@@ -20,8 +22,10 @@ out=${OUT:-/tmp/column-one-pass}
 mkdir -p "$out"
 for bin in ${TILE_BINS:-./target/release/tile}; do
   for p in ${PROGS:-ln_cols2b ln_cols2 ln_cols1 ln_rows}; do
+    file=$here/$p.tile
+    case $p in */*) file=$p; p=$(basename "$p" .tile) ;; esac
     d=$out/$(basename "$bin")-$p
-    "$bin" bench "$here/$p.tile" --target cuda --shape 4096x4096,1024x4096 --peers none \
+    "$bin" bench "$file" --target cuda --shape 4096x4096,1024x4096 --peers none \
       --rounds 1 --samples 7 --atol 1e-3 --out "$d" > "$d.log" 2>&1
     echo "== $(basename "$bin") $p: $(grep -E '^\| fused \| gpu_batch' "$d/results.md" | awk -F'|' '{printf "%s ", $4}') copy: $(grep -E '^\| copy \| gpu_batch' "$d/results.md" | awk -F'|' '{printf "%s ", $4}')"
   done

@@ -248,7 +248,12 @@ fn expr(depth: u32) -> BoxedStrategy<String> {
         // argument alone moves the result by 1e-3 relative, and an f32
         // target cannot match the FP64 oracle there.
         1 => sub.clone().prop_map(|x| format!("log(abs({x}) + 2.0)")),
-        1 => sub.clone().prop_map(|x| format!("sqrt(abs({x}))")),
+        // `+ 0.25`, as in tile-cpu's random programs: sqrt's slope stays at
+        // 1 or less. At 0 it is unbounded, and an argument that cancels to
+        // near zero in f32 (`floor(x) + log(...)`: -1 + 1.0000738, the
+        // FP64 oracle's 7.4e-5 against f32's one-ulp error of 1e-7)
+        // moves sqrt by 6e-6, beyond the tolerance (an H100 run found it).
+        1 => sub.clone().prop_map(|x| format!("sqrt(abs({x}) + 0.25)")),
         1 => (sub.clone(), sub.clone()).prop_map(|(x, y)| format!("max({x}, {y})")),
         1 => (sub.clone(), sub.clone(), sub).prop_map(|(x, y, z)| format!("select({x} > {y}, {z}, {x})")),
     ]

@@ -46,6 +46,10 @@ pub struct Target {
     /// The threads of a block wait for each other at barriers (GPU row,
     /// column and full-reduction kernels that share their work).
     pub barriers: bool,
+    /// Iterations of a shared column's slice loop (each thread's share of
+    /// the rows, one reduction or a one-pass group) unrolled together
+    /// ([`LoweredKernel::slice_unroll`]; 1: none).
+    pub slice_unroll: u32,
 }
 
 impl Target {
@@ -59,6 +63,7 @@ impl Target {
         shared_rows: false,
         held_quads: 0,
         barriers: false,
+        slice_unroll: 1,
     };
 
     /// The CUDA target, holding `held_quads` quads of reread rows per
@@ -72,16 +77,20 @@ impl Target {
             shared_rows: true,
             held_quads,
             barriers: true,
+            slice_unroll: SLICE_UNROLL,
         }
     }
 }
 
-/// How many iterations of a [`RowStep::BindTogether`] loop a target
-/// unrolls (the accumulators still add in order). Measured on an H100 for LayerNorm
-/// backward's weight and bias gradients at 4096x4096 (one loop, two
-/// accumulators): 81.5 us rolled, 81.4 unrolled by 4, 52.1 by 8; two
-/// separate loops took 76.4 and a copy of the bytes 47.6.
-pub const ONE_PASS_UNROLL: u32 = 8;
+/// How many iterations of a shared column's slice loop CUDA unrolls
+/// ([`Target::slice_unroll`]; the accumulators still add in order).
+/// Measured on an H100 for LayerNorm backward's weight and bias gradients
+/// at 4096x4096 (one loop, two accumulators, [`RowStep::BindTogether`]):
+/// 81.5 us rolled, 81.4 unrolled by 4, 52.1 by 8; two separate loops took
+/// 76.4 and a copy of the bytes 47.6. Single reductions: see
+/// `bench/experiments/column_one_pass/run.sh` and
+/// docs/results/reductions/README.md.
+pub const SLICE_UNROLL: u32 = 8;
 
 /// The identity of a `for` statement within a kernel's body: the `for`
 /// keyword's place and its innermost variable (what the printers look a
@@ -332,6 +341,10 @@ pub struct LoweredKernel {
     /// kernel where the range proof leaves a check open
     /// ([`crate::RangeProof::checks_may_fail`]).
     pub check_then_wait: bool,
+    /// A shared column kernel on a target with barriers: each thread's
+    /// slice loop over the rows runs this many iterations unrolled
+    /// ([`Target::slice_unroll`]; 1 otherwise).
+    pub slice_unroll: u32,
     /// Row and column kernels on a target with barriers: how a block runs
     /// each row (or group of columns) of the general entry point, step by
     /// step, with every barrier (empty otherwise).
@@ -510,7 +523,7 @@ fn show_steps(steps: &[RowStep]) -> String {
         .map(|st| match st {
             RowStep::Bind(s) => format!("bind {}", name(s)),
             RowStep::BindTogether(ss) => format!(
-                "bind in one pass (unrolled by {ONE_PASS_UNROLL}) {}",
+                "bind in one pass {}",
                 ss.iter().map(name).collect::<Vec<_>>().join(", ")
             ),
             RowStep::Split(s) => format!("split loop {}", name(s)),
@@ -649,6 +662,7 @@ impl Lowered {
                         }),
                     }).collect::<Vec<_>>(),
                     "check_then_wait": k.check_then_wait,
+                    "slice_unroll": k.slice_unroll,
                     "steps": steps_json(&k.steps),
                     "held": k.held.iter().map(|h| json!({
                         "buf": h.row.buf,
@@ -751,6 +765,13 @@ impl fmt::Display for Lowered {
                     f,
                     "     holds:  {} over {}..{} in registers ({} quads per thread)",
                     h.row.buf, h.row.lo, h.row.hi, h.quads
+                )?;
+            }
+            if k.slice_unroll > 1 {
+                writeln!(
+                    f,
+                    "     slices: each thread's slice of the rows in one loop, unrolled by {}",
+                    k.slice_unroll
                 )?;
             }
             if k.check_then_wait {

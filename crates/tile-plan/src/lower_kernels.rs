@@ -50,6 +50,14 @@ pub fn lower_kernel(
         && form == Form::Plain)
         .then(|| crate::hoist_sibling_reductions::hoist_sibling_reductions(&body))
         .flatten();
+    let slice_unroll = if target.barriers
+        && k.mapping == Mapping::ColumnReduction
+        && k.sharing == Some(Sharing::Split)
+    {
+        target.slice_unroll
+    } else {
+        1
+    };
     let (body, together) = match hoisted {
         Some(h) => (h.body, h.groups),
         None => (body, Vec::new()),
@@ -166,6 +174,7 @@ pub fn lower_kernel(
         entries,
         held,
         check_then_wait,
+        slice_unroll,
         steps,
     }
 }

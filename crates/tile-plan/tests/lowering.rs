@@ -215,9 +215,20 @@ fn sibling_column_reductions_over_one_range_run_in_one_pass() {
         ],
         "{cuda}"
     );
-    assert!(cuda.to_string().contains(
-        "bind in one pass (unrolled by 8) __sib0 (line 3), __sib1 (line 4), __sib2 (line 4)"
-    ));
+    assert!(cuda
+        .to_string()
+        .contains("bind in one pass __sib0 (line 3), __sib1 (line 4), __sib2 (line 4)"));
+    // Every slice loop of a shared CUDA column is unrolled, a lone
+    // reduction's too; the CPU's and a row kernel's are not.
+    assert_eq!(k.slice_unroll, tile_plan::kernel_ir::SLICE_UNROLL);
+    assert!(cuda
+        .to_string()
+        .contains("slices: each thread's slice of the rows in one loop, unrolled by 8"));
+    let lone = "program s(x: in f32[M, N], y: out f32[N]) { for j in 0..N { y[j] = sum(i in 0..M: x[i, j]) } }";
+    assert_eq!(lower(lone, Target::cuda(8)).kernels[0].slice_unroll, 8);
+    assert_eq!(lower(lone, Target::CPU).kernels[0].slice_unroll, 1);
+    let row = "program r(x: in f32[M, N], y: out f32[M]) { for i in 0..M { y[i] = sum(j in 0..N: x[i, j]) } }";
+    assert_eq!(lower(row, Target::cuda(8)).kernels[0].slice_unroll, 1);
     // The statements read the bound names, and nothing else changed.
     let printed: Vec<String> = k.body.iter().map(|s| format!("{s}")).collect();
     assert!(printed[3].contains("gw[j] = __sib0"), "{printed:?}");

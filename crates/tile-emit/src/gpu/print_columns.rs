@@ -31,6 +31,9 @@ struct ColCtx {
     /// Column reductions printed so far: names accumulators and picks the
     /// shared-memory set (alternating).
     red: usize,
+    /// Iterations of each slice loop unrolled together
+    /// ([`LoweredKernel::slice_unroll`]).
+    unroll: u32,
 }
 
 /// Whether the block shares a column's statements (slices per column),
@@ -72,7 +75,10 @@ pub fn column_reduction(p: &mut Printer, k: &Kernel, lowered: &LoweredKernel) {
     // The lowering's steps: bindings, first-thread stores and barriers
     // where the block shares the columns, else the column on its first
     // thread.
-    let mut ctx = ColCtx { red: 0 };
+    let mut ctx = ColCtx {
+        red: 0,
+        unroll: lowered.slice_unroll,
+    };
     for step in &lowered.steps {
         match step {
             RowStep::Bind(s) | RowStep::FirstThreadStore(s) => column_stmt(p, s, &mut ctx),
@@ -160,10 +166,7 @@ fn bind_together(p: &mut Printer, lets: &[Stmt], ctx: &mut ColCtx) {
         .iter()
         .map(|(_, r)| slice_of(r, &lname, &hname))
         .collect();
-    let parts = p.lower_together(
-        &slices.iter().collect::<Vec<_>>(),
-        tile_plan::kernel_ir::ONE_PASS_UNROLL,
-    );
+    let parts = p.lower_together(&slices.iter().collect::<Vec<_>>(), ctx.unroll);
     for ((name, r), (part, t)) in reds.iter().zip(parts) {
         let Expr::Reduce { op, .. } = r else {
             continue;
@@ -266,7 +269,10 @@ fn lower_reductions(p: &mut Printer, e: &mut Expr, ctx: &mut ColCtx) {
     };
     let (op, n) = (*op, ctx.red);
     let (lname, hname) = slice_range(p, lo, hi, n);
-    let (part, t) = p.lower(&slice_of(e, &lname, &hname));
+    let slice = slice_of(e, &lname, &hname);
+    let Some((part, t)) = p.lower_together(&[&slice], ctx.unroll).pop() else {
+        return;
+    };
     let acc = combine_slices(p, op, t, part, n, ctx);
     // The IR name is reserved, so no name of the program can capture it.
     let name = tile_ir::names::generated("cred", n);
