@@ -12,7 +12,7 @@
 
 use crate::{Mapping, ScratchRow};
 use serde_json::{json, Value};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use tile_ir::{Expr, LoopVar, ReduceOp, Span, Stmt};
 
@@ -21,6 +21,60 @@ fn reduces(s: &Stmt) -> bool {
     let mut found = false;
     s.walk_exprs(&mut |e| found |= e.has_reduction());
     found
+}
+
+/// Accesses a GPU thread may make as one 16-byte vector of four `f32` in
+/// a loop over a row four elements at a time
+/// ([`crate::find_quad_accesses`]): the buffer is `f32`, the last index is
+/// `var + c` with `c` and every other index fixed over the loop (no `var`,
+/// no name the loop's body binds, no reduction, no load in the last
+/// index). Keyed by the loop's variable, the buffer and the index as
+/// printed; an access seen in several places is contiguous only if it is
+/// in all of them. Whether a loop then uses vectors also needs its
+/// accesses checked at its entry and (for stores) the loop's batch
+/// decision ([`LoweredKernel::batches`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct QuadAccesses(BTreeMap<(String, String, String), bool>);
+
+impl QuadAccesses {
+    /// Records whether `buf[idx]` is contiguous in a loop over `var`.
+    pub fn record(&mut self, var: &str, buf: &str, idx: &[Expr], contiguous: bool) {
+        self.0
+            .entry(Self::key(var, buf, idx))
+            .and_modify(|c| *c &= contiguous)
+            .or_insert(contiguous);
+    }
+
+    /// Whether the lowering found `buf[idx]` contiguous in a loop over
+    /// `var` (an access it never saw is not).
+    pub fn contiguous(&self, var: &str, buf: &str, idx: &[Expr]) -> bool {
+        self.0.get(&Self::key(var, buf, idx)) == Some(&true)
+    }
+
+    /// The contiguous accesses, as `buf[idx] over var`.
+    pub fn list(&self) -> Vec<String> {
+        self.0
+            .iter()
+            .filter(|(_, c)| **c)
+            .map(|((v, b, i), _)| format!("{b}[{i}] over {v}"))
+            .collect()
+    }
+
+    /// The contiguous accesses (`buf[idx]`) by loop variable.
+    pub fn by_var(&self) -> BTreeMap<&str, Vec<String>> {
+        let mut out: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+        for ((v, b, i), c) in &self.0 {
+            if *c {
+                out.entry(v.as_str()).or_default().push(format!("{b}[{i}]"));
+            }
+        }
+        out
+    }
+
+    fn key(var: &str, buf: &str, idx: &[Expr]) -> (String, String, String) {
+        let idx: Vec<String> = idx.iter().map(|e| e.to_string()).collect();
+        (var.to_string(), buf.to_string(), idx.join(", "))
+    }
 }
 
 /// What a target offers the lowering.
@@ -345,6 +399,10 @@ pub struct LoweredKernel {
     /// slice loop over the rows runs this many iterations unrolled
     /// ([`Target::slice_unroll`]; 1 otherwise).
     pub slice_unroll: u32,
+    /// A target with 16-byte accesses: the accesses of the row, column
+    /// and full-reduction kernel's loops and reductions that are
+    /// contiguous in their variable (empty otherwise).
+    pub quads: QuadAccesses,
     /// Row and column kernels on a target with barriers: how a block runs
     /// each row (or group of columns) of the general entry point, step by
     /// step, with every barrier (empty otherwise).
@@ -663,6 +721,7 @@ impl Lowered {
                     }).collect::<Vec<_>>(),
                     "check_then_wait": k.check_then_wait,
                     "slice_unroll": k.slice_unroll,
+                    "quad_accesses": k.quads.list(),
                     "steps": steps_json(&k.steps),
                     "held": k.held.iter().map(|h| json!({
                         "buf": h.row.buf,
@@ -703,6 +762,13 @@ impl fmt::Display for Lowered {
                     f,
                     "     quads:  {} at line {}: four iterations may load before they store",
                     b.var, b.line
+                )?;
+            }
+            for (var, accesses) in k.quads.by_var() {
+                writeln!(
+                    f,
+                    "     access: 16-byte over {var} where checked at the loop's entry: {}",
+                    accesses.join(", ")
                 )?;
             }
             let reduces = k.body.iter().any(|s| {

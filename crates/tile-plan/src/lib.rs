@@ -31,6 +31,7 @@ mod find_costs;
 mod find_failing_checks;
 mod find_hazards;
 mod find_lane_loops;
+mod find_quad_accesses;
 mod find_reread_rows;
 mod find_row_forms;
 mod find_unused_inputs;
@@ -60,6 +61,7 @@ pub use find_hazards::{
 pub use find_lane_loops::{
     batch_refusal, find_lane_loops, lane_refusal, lanes_independent, LaneLoop,
 };
+pub use find_quad_accesses::find_quad_accesses;
 pub use find_reread_rows::{find_reread_rows, row_level_loads, Reread};
 pub use find_row_forms::{find_row_forms, sharing, Sharing};
 pub use find_unused_inputs::find_unused_inputs;

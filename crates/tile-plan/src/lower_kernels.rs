@@ -7,8 +7,8 @@
 
 use crate::affine::Affine;
 use crate::kernel_ir::{
-    Entry, Form, HeldRow, LoopKey, LoopRun, Lowered, LoweredKernel, QuadCondition, Reassociation,
-    RowEntry, RowStep, StagedRow, Target, Wait,
+    Entry, Form, HeldRow, LoopKey, LoopRun, Lowered, LoweredKernel, QuadAccesses, QuadCondition,
+    Reassociation, RowEntry, RowStep, StagedRow, Target, Wait,
 };
 use crate::{Kernel, Mapping, Plan, ScratchRow, Sharing};
 use std::collections::{BTreeMap, BTreeSet};
@@ -135,6 +135,23 @@ pub fn lower_kernel(
     } else {
         Vec::new()
     };
+    // What the GPU printers' loops over a row may access as 16-byte
+    // vectors: every body and expression they print.
+    let mut quads = QuadAccesses::default();
+    if target.wide_access && !k.mapping.is_elementwise() {
+        let full = k.full_parts();
+        let exprs: Vec<&Expr> = full
+            .iter()
+            .flat_map(|f| [&*f.chunk, &*f.body].into_iter().chain(f.flat.as_deref()))
+            .collect();
+        crate::find_quad_accesses(program, &[&body], &exprs, &mut quads);
+        for e in &entries {
+            if let Entry::Rows(r) = e {
+                let extended = crate::with_scratch(program, &r.scratch);
+                crate::find_quad_accesses(&extended, &[&r.body], &[], &mut quads);
+            }
+        }
+    }
     // Threads that check different ranges before a barrier: the column
     // slices of a shared column, the threads of a full reduction's chunk
     // whose rows each run on one thread.
@@ -175,6 +192,7 @@ pub fn lower_kernel(
         held,
         check_then_wait,
         slice_unroll,
+        quads,
         steps,
     }
 }

@@ -192,6 +192,56 @@ fn the_runtime_picks_entry_points_by_the_lowerings_rules() {
     assert!(rows.stages(RowStaging::Always, 4));
 }
 
+/// Which accesses of a row kernel a GPU thread may read as 16-byte
+/// vectors is the lowering's answer (`LoweredKernel::quads`), not the
+/// printer's.
+#[test]
+fn contiguous_accesses_are_the_lowerings() {
+    let text = "program q(x: in f32[M, N], d: in f64[M, N], k: in i32[N], y: out f32[M, N], s: out f32[M]) {
+  for i in 0..M {
+    s[i] = sum(j in 0..N: x[i, j] * x[i, N - 1 - j] + f32(d[i, j]) + x[i, k[j]])
+    for j in 0..N {
+      t = x[i, j] + 1.0
+      y[i, j] = t * x[j, 0]
+    }
+  }
+}";
+    let lowered = lower(text, Target::cuda(8));
+    let q = &lowered.kernels[0].quads;
+    let idx = |s: &str| {
+        tile_ir::parse_program(&format!(
+            "program p(a: in f32[M, N], o: out f32[M]) {{ for i in 0..M {{ o[i] = a[{s}] }} }}"
+        ))
+        .map(|p| match &p.body[0] {
+            tile_ir::Stmt::For { body, .. } => match &body[0] {
+                tile_ir::Stmt::Store {
+                    value: tile_ir::Expr::Load { idx, .. },
+                    ..
+                } => idx.clone(),
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        })
+        .unwrap()
+    };
+    // Unit stride in the loop's variable, everything else fixed.
+    assert!(q.contiguous("j", "x", &idx("i, j")), "{:?}", q.list());
+    assert!(q.contiguous("j", "y", &idx("i, j")), "{:?}", q.list());
+    // Reversed, `f64`, gathered, or varying in the other index.
+    assert!(!q.contiguous("j", "x", &idx("i, N - 1 - j")));
+    assert!(!q.contiguous("j", "d", &idx("i, j")));
+    assert!(!q.contiguous("j", "x", &idx("i, k[j]")));
+    assert!(!q.contiguous("j", "x", &idx("j, 0")));
+    assert!(
+        lowered
+            .to_string()
+            .contains("access: 16-byte over j where checked at the loop's entry: x[i, j], y[i, j]"),
+        "{lowered}"
+    );
+    // The CPU has no 16-byte accesses to decide.
+    assert!(lower(text, Target::CPU).kernels[0].quads.list().is_empty());
+}
+
 #[test]
 fn sibling_column_reductions_over_one_range_run_in_one_pass() {
     // LayerNorm backward's weight and bias gradients: both read grad_y down
@@ -561,7 +611,7 @@ fn every_entry_kind_is_reached_by_the_fixtures() {
 
 /// Functions that decide legality or pick among the plan's bodies: only
 /// tile-plan may call them.
-const RULES: [&str; 9] = [
+const RULES: [&str; 10] = [
     "lanes_independent",
     "lane_refusal",
     "batch_refusal",
@@ -571,6 +621,7 @@ const RULES: [&str; 9] = [
     "find_split_hazards",
     "find_nest_dependency",
     "reread_rows",
+    "unit_stride",
 ];
 
 /// The `.rs` files under `dir`, subfolders included, sorted.

@@ -9,13 +9,21 @@
 
 use crate::{Printer, VTy};
 use tile_ir::Program;
+use tile_plan::kernel_ir::QuadAccesses;
 
 /// Prints a full reduction's two entry points from its parts.
 pub struct FullPrint<'a>(pub &'a tile_plan::FullParts);
 
 impl FullPrint<'_> {
-    /// The body of `tile_kN` (one block per chunk, a grid-stride loop).
-    pub fn print_chunks(&self, p: &mut Printer, nparams: usize, program: &Program) {
+    /// The body of `tile_kN` (one block per chunk, a grid-stride loop);
+    /// `quads` are the lowering's contiguous accesses.
+    pub fn print_chunks(
+        &self,
+        p: &mut Printer,
+        nparams: usize,
+        program: &Program,
+        quads: &QuadAccesses,
+    ) {
         // One quad per step: more in flight measured slower on an H200
         // (full_sum at 4096x4096: 25.1 us at one, 25.6 at two, 32.5 at
         // four quads per step).
@@ -58,7 +66,14 @@ impl FullPrint<'_> {
             p.open(format!("for ({int} {cv} = fcl; {cv} < fch; {cv}++)"));
             let inner = p.scope_len();
             p.bind_loop(&self.0.var, &cv);
-            crate::gpu::print_rows::thread_share(p, flat, "fthr", VTy::F64, program, unroll);
+            crate::gpu::print_rows::thread_share(
+                p,
+                flat,
+                "fthr",
+                VTy::F64,
+                (program, quads),
+                unroll,
+            );
             p.truncate_scope(inner);
             p.close();
             let f = p.helper_call(&format!("tile_block_{}_f64", self.0.op.name()));
@@ -75,7 +90,7 @@ impl FullPrint<'_> {
             let inner = p.scope_len();
             p.bind_loop(&self.0.var, &cv);
             let mut e = self.0.body.clone();
-            crate::gpu::print_rows::block_reductions(p, &mut e, program, 0, unroll);
+            crate::gpu::print_rows::block_reductions(p, &mut e, (program, quads), 0, unroll);
             let (v, _) = p.lower(&e);
             let line = p.combine_f64(self.0.op, "facc", &v);
             p.line(line);
@@ -89,7 +104,7 @@ impl FullPrint<'_> {
             ));
         } else {
             let mut e = self.0.chunk.clone();
-            crate::gpu::print_rows::block_reductions(p, &mut e, program, 0, unroll);
+            crate::gpu::print_rows::block_reductions(p, &mut e, (program, quads), 0, unroll);
             let (v, _) = p.lower(&e);
             p.line(format!("if ({} == 0) tile_part[c] = {v};", g.thread_x));
         }

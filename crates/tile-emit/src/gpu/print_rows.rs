@@ -17,7 +17,7 @@ use crate::gpu::Unroll;
 use crate::{Printer, VTy};
 use std::collections::BTreeSet;
 use tile_ir::{Expr, LoopVar, Program, ReduceOp, Stmt};
-use tile_plan::kernel_ir::{LoopKey, LoweredKernel, RowEntry, RowStep};
+use tile_plan::kernel_ir::{LoopKey, LoweredKernel, QuadAccesses, RowEntry, RowStep};
 use tile_plan::{Kernel, Sharing};
 
 /// No loops (reductions outside row kernels print no statement loops).
@@ -38,6 +38,8 @@ struct RowCtx<'a> {
     unroll: u32,
     /// Rows held in registers between loops ([`RowLoop::held`]).
     held: Vec<Held>,
+    /// The lowering's contiguous accesses ([`LoweredKernel::quads`]).
+    quads: &'a QuadAccesses,
 }
 
 impl RowCtx<'_> {
@@ -50,7 +52,6 @@ impl RowCtx<'_> {
         hi: &'b Expr,
     ) -> RowLoop<'b> {
         RowLoop {
-            program: self.program,
             var,
             bl,
             bh,
@@ -62,6 +63,7 @@ impl RowCtx<'_> {
                 .is_some_and(|r| crate::gpu::stage_rows::short(r, lo, hi)),
             unroll: self.unroll,
             held: &self.held,
+            quads: self.quads,
         }
     }
 
@@ -116,6 +118,7 @@ pub fn row_reduction(
         red: 0,
         unroll: unroll.rows,
         held: Vec::new(),
+        quads: &lowered.quads,
     };
     match sharing {
         Sharing::Split => {
@@ -393,7 +396,7 @@ fn result_name(acc: &str) -> String {
 pub(crate) fn block_reductions(
     p: &mut Printer,
     e: &mut Expr,
-    program: &Program,
+    (program, quads): (&Program, &QuadAccesses),
     first: usize,
     unroll: u32,
 ) -> usize {
@@ -404,6 +407,7 @@ pub(crate) fn block_reductions(
         red: first,
         unroll,
         held: Vec::new(),
+        quads,
     };
     lower_reductions(p, e, &mut ctx);
     ctx.red
@@ -419,7 +423,7 @@ pub(crate) fn thread_share(
     r: &Expr,
     acc: &str,
     t: VTy,
-    program: &Program,
+    (program, quads): (&Program, &QuadAccesses),
     unroll: u32,
 ) {
     let Expr::Reduce {
@@ -441,6 +445,7 @@ pub(crate) fn thread_share(
         red: 0,
         unroll,
         held: Vec::new(),
+        quads,
     };
     let rl = ctx.row_loop(var, &bl, &bh, lo, hi);
     let each = Each::Reduce {

@@ -19,13 +19,12 @@ use crate::dialect::GpuSpelling;
 use crate::gpu::spell;
 use crate::gpu::stage_rows::staged_name;
 use crate::{Printer, VTy};
-use tile_ir::{Expr, Program, ReduceOp, Stmt};
-use tile_plan::kernel_ir::StagedRow;
+use tile_ir::{Expr, ReduceOp, Stmt};
+use tile_plan::kernel_ir::{QuadAccesses, StagedRow};
 
 /// A loop of the block's threads over `var in lo..hi`, whose bounds the C
 /// code `bl` and `bh` hold.
 pub(crate) struct RowLoop<'a> {
-    pub program: &'a Program,
     pub var: &'a str,
     pub bl: &'a str,
     pub bh: &'a str,
@@ -43,6 +42,9 @@ pub(crate) struct RowLoop<'a> {
     /// Rows the kernel holds in registers between its loops (empty in
     /// staged kernels).
     pub held: &'a [Held],
+    /// The accesses the lowering found contiguous in their loop's
+    /// variable ([`tile_plan::kernel_ir::LoweredKernel::quads`]).
+    pub quads: &'a QuadAccesses,
 }
 
 /// A row of an input that several of a streaming row kernel's loops read
@@ -130,32 +132,6 @@ fn load_name(n: usize) -> String {
     tile_ir::names::generated("gq", n)
 }
 
-/// Whether `buf[idx]` is an `f32` access whose last index is `var + c`
-/// and whose other indices and `c` are fixed over the loop (`bound`: the
-/// names the body binds).
-fn contiguous(program: &Program, var: &str, bound: &[String], buf: &str, idx: &[Expr]) -> bool {
-    let Some((a, rest)) = program
-        .param(buf)
-        .and_then(|param| tile_plan::affine::unit_stride(param, var, idx))
-    else {
-        return false;
-    };
-    let fixed = |e: &Expr| {
-        let mut free = Vec::new();
-        e.free_vars(&mut free);
-        !e.has_reduction() && free.iter().all(|n| n != var && !bound.contains(n))
-    };
-    a.terms.keys().all(|n| n == var || !bound.contains(n))
-        && rest.iter().all(fixed)
-        && idx.last().is_some_and(|last| !has_load(last))
-}
-
-fn has_load(e: &Expr) -> bool {
-    let mut found = false;
-    e.walk(&mut |x| found |= matches!(x, Expr::Load { .. }));
-    found
-}
-
 /// Replaces the loads of `e` listed in `loads` by their names.
 fn replace(e: &mut Expr, loads: &[(String, Vec<Expr>)]) {
     if let Expr::Load { buf, idx, .. } = e {
@@ -169,12 +145,12 @@ fn replace(e: &mut Expr, loads: &[(String, Vec<Expr>)]) {
     }
 }
 
-/// The vector form of `each`, when every load in it is contiguous and
+/// The vector form of `each`, when every load in it is contiguous (the
+/// lowering's [`tile_plan::kernel_ir::LoweredKernel::quads`]) and
 /// checked at the loop's entry and (for statements) the body is bindings
 /// and checked contiguous stores whose quads may load before they store
 /// (the lowering's batch decision, [`Each::Stmts`]).
 fn vector(p: &Printer, rl: &RowLoop, each: &Each) -> Option<Vector> {
-    let mut bound = Vec::new();
     let mut exprs: Vec<&Expr> = Vec::new();
     match each {
         Each::Reduce { body, .. } => exprs.push(body),
@@ -184,18 +160,17 @@ fn vector(p: &Printer, rl: &RowLoop, each: &Each) -> Option<Vector> {
             }
             for s in body.iter() {
                 match s {
-                    Stmt::Let { name, value, .. } => {
+                    Stmt::Let { value, .. } => {
                         if value.has_reduction() {
                             return None;
                         }
                         exprs.push(value);
-                        bound.push(name.clone());
                     }
                     Stmt::Store {
                         buf, idx, value, ..
                     } => {
                         if !p.store_checked(s)
-                            || !contiguous(rl.program, rl.var, &bound, buf, idx)
+                            || !rl.quads.contiguous(rl.var, buf, idx)
                             || value.has_reduction()
                         {
                             return None;
@@ -212,7 +187,7 @@ fn vector(p: &Printer, rl: &RowLoop, each: &Each) -> Option<Vector> {
     for e in &exprs {
         e.walk(&mut |x| {
             if let Expr::Load { buf, idx, .. } = x {
-                if !p.load_checked(x) || !contiguous(rl.program, rl.var, &bound, buf, idx) {
+                if !p.load_checked(x) || !rl.quads.contiguous(rl.var, buf, idx) {
                     ok = false;
                 } else if !loads.iter().any(|(b, i)| b == buf && i == idx) {
                     loads.push((buf.clone(), idx.clone()));
