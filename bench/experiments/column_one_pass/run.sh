@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The experiment behind RowStep::BindTogether's unroll (ONE_PASS_UNROLL in
-# crates/tile-plan/src/kernel_ir.rs and docs/results/derivatives/README.md):
+# The experiment behind the column slice loops' unroll (SLICE_UNROLL in
+# crates/tile-plan/src/kernel_ir.rs, once ONE_PASS_UNROLL; see
+# docs/results/derivatives/README.md and docs/results/reductions/README.md):
 # LayerNorm backward's parts timed apart with `tile bench FILE`.
 #
 #   ln_rows    the row kernel (grad_x, the saved mean and 1/sigma)

@@ -38,6 +38,10 @@ pub struct Dialect {
     pub f64_inf: &'static str,
     /// See [`Dialect::f64_inf`].
     pub f64_nan: &'static str,
+    /// `f32` and `f64` negative infinity.
+    pub f32_ninf: &'static str,
+    /// See [`Dialect::f32_ninf`].
+    pub f64_ninf: &'static str,
     /// The no-alias pointer qualifier.
     pub restrict: &'static str,
     /// Qualifiers before a kernel's return type.
@@ -164,6 +168,8 @@ pub const C: Dialect = Dialect {
     f32_nan: "__builtin_nanf(\"\")",
     f64_inf: "__builtin_inf()",
     f64_nan: "__builtin_nan(\"\")",
+    f32_ninf: "(-__builtin_inff())",
+    f64_ninf: "(-__builtin_inf())",
     restrict: "restrict",
     kernel_qualifier: "",
     helper_qualifier: "static inline",
@@ -199,6 +205,8 @@ pub const CUDA: Dialect = Dialect {
     f32_nan: "__int_as_float(0x7fc00000)",
     f64_inf: "__longlong_as_double(0x7ff0000000000000LL)",
     f64_nan: "__longlong_as_double(0x7ff8000000000000LL)",
+    f32_ninf: "__int_as_float(0xff800000)",
+    f64_ninf: "__longlong_as_double(0xfff0000000000000LL)",
     restrict: "__restrict__",
     kernel_qualifier: "extern \"C\" __global__",
     helper_qualifier: "static __device__ __forceinline__",

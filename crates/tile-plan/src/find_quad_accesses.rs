@@ -5,53 +5,54 @@
 
 use crate::affine::{unit_stride, Affine};
 use crate::kernel_ir::QuadAccesses;
-use tile_ir::{Expr, Program, Stmt};
+use std::collections::BTreeSet;
+use tile_ir::{Expr, ParamIndex, Program, Stmt};
+
+/// The program whose parameters the accesses name, with its index (one
+/// lookup per access, not a walk of the parameter list).
+type Params<'a> = (&'a Program, &'a ParamIndex);
 
 /// Records, for every loop and reduction of `bodies` and every reduction
 /// in `exprs`, whether each access inside it is contiguous in its
-/// variable ([`QuadAccesses`]); `program` declares the accessed buffers
+/// variable ([`QuadAccesses`]); `params` declares the accessed buffers
 /// (scratch rows included).
 pub fn find_quad_accesses(
-    program: &Program,
+    params: Params,
     bodies: &[&[Stmt]],
     exprs: &[&Expr],
     out: &mut QuadAccesses,
 ) {
     for body in bodies {
         for s in body.iter() {
-            stmt(program, s, out);
+            stmt(params, s, out);
         }
     }
     for e in exprs {
-        reductions(program, e, out);
+        reductions(params, e, out);
     }
 }
 
 /// The contexts of one statement: a loop's own (its innermost variable,
 /// the names its body binds), then every loop and reduction inside.
-fn stmt(program: &Program, s: &Stmt, out: &mut QuadAccesses) {
+fn stmt(params: Params, s: &Stmt, out: &mut QuadAccesses) {
     if let Stmt::For { vars, body, .. } = s {
         if let Some(v) = vars.last() {
-            let bound: Vec<String> = body
+            let bound: BTreeSet<&str> = body
                 .iter()
                 .filter_map(|s| match s {
-                    Stmt::Let { name, .. } => Some(name.clone()),
+                    Stmt::Let { name, .. } => Some(name.as_str()),
                     _ => None,
                 })
                 .collect();
             for s in body {
                 match s {
-                    Stmt::Let { value, .. } => accesses(program, &v.name, &bound, value, out),
+                    Stmt::Let { value, .. } => accesses(params, &v.name, &bound, value, out),
                     Stmt::Store {
                         buf, idx, value, ..
                     } => {
-                        out.record(
-                            &v.name,
-                            buf,
-                            idx,
-                            contiguous(program, &v.name, &bound, buf, idx),
-                        );
-                        accesses(program, &v.name, &bound, value, out);
+                        let c = contiguous(params, &v.name, &bound, buf, idx);
+                        out.record(&v.name, buf, idx, c);
+                        accesses(params, &v.name, &bound, value, out);
                     }
                     _ => {}
                 }
@@ -62,25 +63,25 @@ fn stmt(program: &Program, s: &Stmt, out: &mut QuadAccesses) {
     match s {
         Stmt::For { vars, body, .. } => {
             for v in vars {
-                reductions(program, &v.lo, out);
-                reductions(program, &v.hi, out);
+                reductions(params, &v.lo, out);
+                reductions(params, &v.hi, out);
             }
             for t in body {
-                stmt(program, t, out);
+                stmt(params, t, out);
             }
         }
         Stmt::If {
             cond, then, els, ..
         } => {
-            reductions(program, cond, out);
+            reductions(params, cond, out);
             for t in then.iter().chain(els) {
-                stmt(program, t, out);
+                stmt(params, t, out);
             }
         }
-        Stmt::Let { value, .. } => reductions(program, value, out),
+        Stmt::Let { value, .. } => reductions(params, value, out),
         Stmt::Store { idx, value, .. } => {
             for e in idx.iter().chain([value]) {
-                reductions(program, e, out);
+                reductions(params, e, out);
             }
         }
     }
@@ -88,19 +89,19 @@ fn stmt(program: &Program, s: &Stmt, out: &mut QuadAccesses) {
 
 /// Every load of `e` (reduction bodies included) in the context of a
 /// loop over `var` whose body binds `bound`.
-fn accesses(program: &Program, var: &str, bound: &[String], e: &Expr, out: &mut QuadAccesses) {
+fn accesses(params: Params, var: &str, bound: &BTreeSet<&str>, e: &Expr, out: &mut QuadAccesses) {
     e.walk(&mut |x| {
         if let Expr::Load { buf, idx, .. } = x {
-            out.record(var, buf, idx, contiguous(program, var, bound, buf, idx));
+            out.record(var, buf, idx, contiguous(params, var, bound, buf, idx));
         }
     });
 }
 
 /// The reductions of `e`, each a context: its variable, nothing bound.
-fn reductions(program: &Program, e: &Expr, out: &mut QuadAccesses) {
+fn reductions(params: Params, e: &Expr, out: &mut QuadAccesses) {
     e.walk(&mut |x| {
         if let Expr::Reduce { var, body, .. } = x {
-            accesses(program, var, &[], body, out);
+            accesses(params, var, &BTreeSet::new(), body, out);
         }
     });
 }
@@ -108,9 +109,15 @@ fn reductions(program: &Program, e: &Expr, out: &mut QuadAccesses) {
 /// Whether `buf[idx]` is an `f32` access whose last index is `var + c`
 /// and whose other indices and `c` are fixed over the loop (`bound`: the
 /// names its body binds), with no load in the last index.
-fn contiguous(program: &Program, var: &str, bound: &[String], buf: &str, idx: &[Expr]) -> bool {
-    let Some((a, rest)) = program
-        .param(buf)
+fn contiguous(
+    (program, index): Params,
+    var: &str,
+    bound: &BTreeSet<&str>,
+    buf: &str,
+    idx: &[Expr],
+) -> bool {
+    let Some((a, rest)) = index
+        .param(program, buf)
         .and_then(|param| unit_stride(param, var, idx))
     else {
         return false;
@@ -118,7 +125,7 @@ fn contiguous(program: &Program, var: &str, bound: &[String], buf: &str, idx: &[
     let fixed = |e: &Expr| {
         let mut free = Vec::new();
         e.free_vars(&mut free);
-        !e.has_reduction() && free.iter().all(|n| n != var && !bound.contains(n))
+        !e.has_reduction() && free.iter().all(|n| n != var && !bound.contains(n.as_str()))
     };
     terms_fixed(&a, var, bound)
         && rest.iter().all(fixed)
@@ -126,8 +133,10 @@ fn contiguous(program: &Program, var: &str, bound: &[String], buf: &str, idx: &[
 }
 
 /// Every name of `a` but `var` is fixed over the loop.
-fn terms_fixed(a: &Affine, var: &str, bound: &[String]) -> bool {
-    a.terms.keys().all(|n| n == var || !bound.contains(n))
+fn terms_fixed(a: &Affine, var: &str, bound: &BTreeSet<&str>) -> bool {
+    a.terms
+        .keys()
+        .all(|n| n == var || !bound.contains(n.as_str()))
 }
 
 fn has_load(e: &Expr) -> bool {

@@ -399,9 +399,9 @@ pub struct LoweredKernel {
     /// slice loop over the rows runs this many iterations unrolled
     /// ([`Target::slice_unroll`]; 1 otherwise).
     pub slice_unroll: u32,
-    /// A target with 16-byte accesses: the accesses of the row, column
-    /// and full-reduction kernel's loops and reductions that are
-    /// contiguous in their variable (empty otherwise).
+    /// A target with 16-byte accesses: the accesses of a row or
+    /// full-reduction kernel's loops and reductions that are contiguous
+    /// in their variable (empty otherwise).
     pub quads: QuadAccesses,
     /// Row and column kernels on a target with barriers: how a block runs
     /// each row (or group of columns) of the general entry point, step by

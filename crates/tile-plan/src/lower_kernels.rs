@@ -138,17 +138,23 @@ pub fn lower_kernel(
     // What the GPU printers' loops over a row may access as 16-byte
     // vectors: every body and expression they print.
     let mut quads = QuadAccesses::default();
-    if target.wide_access && !k.mapping.is_elementwise() {
+    if target.wide_access && matches!(k.mapping, Mapping::RowReduction | Mapping::FullReduction) {
         let full = k.full_parts();
         let exprs: Vec<&Expr> = full
             .iter()
             .flat_map(|f| [&*f.chunk, &*f.body].into_iter().chain(f.flat.as_deref()))
             .collect();
-        crate::find_quad_accesses(program, &[&body], &exprs, &mut quads);
+        crate::find_quad_accesses((program, index), &[&body], &exprs, &mut quads);
         for e in &entries {
             if let Entry::Rows(r) = e {
                 let extended = crate::with_scratch(program, &r.scratch);
-                crate::find_quad_accesses(&extended, &[&r.body], &[], &mut quads);
+                let extended_index = tile_ir::ParamIndex::of(&extended);
+                crate::find_quad_accesses(
+                    (&extended, &extended_index),
+                    &[&r.body],
+                    &[],
+                    &mut quads,
+                );
             }
         }
     }

@@ -55,7 +55,7 @@ pub fn column_reduction(p: &mut Printer, k: &Kernel, lowered: &LoweredKernel) {
     p.line("if (dn0 <= 0) return;");
     let shared = shares(k);
     if shared {
-        p.line(format!("{} double tile_smem[{}];", g.shared, 2 * SET));
+        p.line(format!("{} {} tile_smem[{}];", g.shared, p.d.f64, 2 * SET));
     }
     let (tx, bx) = (g.thread_x, g.threads_x);
     p.open(format!(
@@ -63,7 +63,7 @@ pub fn column_reduction(p: &mut Printer, k: &Kernel, lowered: &LoweredKernel) {
         g.block_x, g.blocks_x
     ));
     let depth = p.scope_len();
-    p.line(format!("const bool live = cb + {tx} < dn0;"));
+    p.line(format!("const {} live = cb + {tx} < dn0;", p.d.bool_));
     let cv = Printer::var_name(&col.name);
     p.line(format!(
         "const {int} {cv} = dl0 + (live ? cb + {tx} : dn0 - 1);"
@@ -241,8 +241,8 @@ fn combine_slices(
     // combination skips, so a column of NaN alone stays NaN; an empty
     // column gets the identity.
     let (start, identity) = (
-        crate::gpu::print_rows::start(op, t),
-        crate::gpu::print_rows::identity(op, t),
+        crate::gpu::print_rows::start(p.d, op, t),
+        crate::gpu::print_rows::identity(p.d, op, t),
     );
     let (part, qual) = if start == identity {
         (part, "const ")

@@ -32,14 +32,14 @@ impl FullPrint<'_> {
         if let Some(s) = self.0.finish.first() {
             p.set_line(s.span().line);
         }
-        let (g, int) = (p.gpu(), p.d.int);
+        let (g, int, dbl) = (p.gpu(), p.d.int, p.d.f64);
         p.line(format!(
-            "double *{} tile_part = (double *){};",
+            "{dbl} *{} tile_part = ({dbl} *){};",
             p.d.restrict,
             g.buffer.replace("{n}", &nparams.to_string())
         ));
         p.full_range(self.0, true);
-        p.line(format!("{} double tile_smem[64];", g.shared));
+        p.line(format!("{} {} tile_smem[64];", g.shared, p.d.f64));
         p.open(format!(
             "for ({int} c = {}; c < fcount; c += {})",
             g.block_x, g.blocks_x
@@ -60,7 +60,7 @@ impl FullPrint<'_> {
         } else if let Some(flat) = &self.0.flat {
             // `op(i: op(j: B))`: every row's share accumulates in one
             // per-thread value, the block combines once per chunk.
-            let id = crate::gpu::print_rows::identity_of(self.0.op, VTy::F64);
+            let id = crate::gpu::print_rows::identity_of(p.d, self.0.op, VTy::F64);
             p.line(format!("double fthr = {id};"));
             let cv = Printer::var_name(&self.0.var);
             p.open(format!("for ({int} {cv} = fcl; {cv} < fch; {cv}++)"));
@@ -118,16 +118,16 @@ impl FullPrint<'_> {
     /// each thread takes its chunks' results, the block combines them in a fixed
     /// tree (the same bits on every run), then one thread stores.
     pub fn print_finish(&self, p: &mut Printer, nparams: usize) {
-        let (g, int) = (p.gpu(), p.d.int);
+        let (g, int, dbl) = (p.gpu(), p.d.int, p.d.f64);
         p.line(format!(
-            "const double *{} tile_part = (const double *){};",
+            "const {dbl} *{} tile_part = (const {dbl} *){};",
             p.d.restrict,
             g.buffer.replace("{n}", &nparams.to_string())
         ));
         p.line(format!("if ({} != 0) return;", g.block_x));
         p.full_range(self.0, true);
         let (init, _) = p.full_literals(self.0.op);
-        p.line(format!("{} double tile_smem[64];", g.shared));
+        p.line(format!("{} {} tile_smem[64];", g.shared, p.d.f64));
         p.line(format!("double fcomb = {init};"));
         // One chunk per thread at `PARTIALS` threads; fewer threads (a
         // register limit) take theirs in a fixed stride.

@@ -14,7 +14,7 @@
 
 use crate::gpu::quad_loops::{self, sfx, Each, Held, RowLoop};
 use crate::gpu::Unroll;
-use crate::{Printer, VTy};
+use crate::{Dialect, Printer, VTy};
 use std::collections::BTreeSet;
 use tile_ir::{Expr, LoopVar, Program, ReduceOp, Stmt};
 use tile_plan::kernel_ir::{LoopKey, LoweredKernel, QuadAccesses, RowEntry, RowStep};
@@ -97,7 +97,7 @@ pub fn row_reduction(
         p.size_expr(&row.lo),
         p.extent(&row.lo, &row.hi)
     ));
-    p.line(format!("{} double tile_smem[64];", g.shared));
+    p.line(format!("{} {} tile_smem[64];", g.shared, p.d.f64));
     if let Some(plan) = plan {
         crate::gpu::stage_rows::declare_staging(p, plan, extended);
     }
@@ -335,15 +335,16 @@ fn lockstep_store(p: &mut Printer, s: &Stmt, ctx: &mut RowCtx) {
     p.line(p.gpu().barrier);
 }
 
-pub(crate) fn identity(op: ReduceOp, t: VTy) -> &'static str {
+/// The identity of `op` on values of type `t`, in `d`'s spelling.
+pub(crate) fn identity(d: &Dialect, op: ReduceOp, t: VTy) -> &'static str {
     match (op, t) {
         (ReduceOp::Sum, VTy::F32) => "0.0f",
         (ReduceOp::Sum, VTy::F64) => "0.0",
         (ReduceOp::Sum, _) => "0LL",
-        (ReduceOp::Max, VTy::F32) => "__int_as_float(0xff800000)",
-        (ReduceOp::Min, VTy::F32) => "__int_as_float(0x7f800000)",
-        (ReduceOp::Max, VTy::F64) => "__longlong_as_double(0xfff0000000000000LL)",
-        (ReduceOp::Min, VTy::F64) => "__longlong_as_double(0x7ff0000000000000LL)",
+        (ReduceOp::Max, VTy::F32) => d.f32_ninf,
+        (ReduceOp::Min, VTy::F32) => d.f32_inf,
+        (ReduceOp::Max, VTy::F64) => d.f64_ninf,
+        (ReduceOp::Min, VTy::F64) => d.f64_inf,
         (ReduceOp::Max, _) => "(-9223372036854775807LL - 1)",
         (ReduceOp::Min, _) => "9223372036854775807LL",
     }
@@ -354,19 +355,22 @@ pub(crate) fn identity(op: ReduceOp, t: VTy) -> &'static str {
 /// the first value replaces it and an empty share changes nothing; a
 /// range of NaN alone stays NaN, as in the interpreter). An empty range
 /// gets the identity afterwards ([`empty_range`]).
-pub(crate) fn start(op: ReduceOp, t: VTy) -> &'static str {
+pub(crate) fn start(d: &Dialect, op: ReduceOp, t: VTy) -> &'static str {
     match (op, t) {
-        (ReduceOp::Sum, _) | (_, VTy::Int) | (_, VTy::Bool) => identity(op, t),
-        (_, VTy::F32) => "__int_as_float(0x7fc00000)",
-        (_, VTy::F64) => "__longlong_as_double(0x7ff8000000000000LL)",
+        (ReduceOp::Sum, _) | (_, VTy::Int) | (_, VTy::Bool) => identity(d, op, t),
+        (_, VTy::F32) => d.f32_nan,
+        (_, VTy::F64) => d.f64_nan,
     }
 }
 
 /// After a reduction over `bl..bh` whose shares started at [`start`]: the
 /// identity when the range is empty.
 pub(crate) fn empty_range(p: &mut Printer, op: ReduceOp, t: VTy, acc: &str, bl: &str, bh: &str) {
-    if start(op, t) != identity(op, t) {
-        p.line(format!("if (!({bh} > {bl})) {acc} = {};", identity(op, t)));
+    if start(p.d, op, t) != identity(p.d, op, t) {
+        p.line(format!(
+            "if (!({bh} > {bl})) {acc} = {};",
+            identity(p.d, op, t)
+        ));
     }
 }
 
@@ -459,8 +463,8 @@ pub(crate) fn thread_share(
 }
 
 /// The identity of `op` for values of type `t`, as CUDA C.
-pub(crate) fn identity_of(op: ReduceOp, t: VTy) -> &'static str {
-    identity(op, t)
+pub(crate) fn identity_of(d: &Dialect, op: ReduceOp, t: VTy) -> &'static str {
+    identity(d, op, t)
 }
 
 /// Replaces each reduction in `e` by a block-wide reduction bound to a
@@ -491,7 +495,11 @@ fn lower_reductions(p: &mut Printer, e: &mut Expr, ctx: &mut RowCtx) {
     let t = p.value_type(body);
     p.truncate_scope(depth);
     let (acc, set) = ctx.next_reduction(p);
-    p.line(format!("{} {acc} = {};", p.scalar_type(t), start(op, t)));
+    p.line(format!(
+        "{} {acc} = {};",
+        p.scalar_type(t),
+        start(p.d, op, t)
+    ));
     p.begin_checked_level(&var, &bl, &bh, &[], &[body]);
     let rl = ctx.row_loop(&var, &bl, &bh, &lo, &hi);
     let each = Each::Reduce {
@@ -620,7 +628,7 @@ fn fill_and_reduce(
         return Fused::FillOnly;
     }
     let (acc, set) = ctx.next_reduction(p);
-    p.line(format!("float {acc} = {};", start(op, VTy::F32)));
+    p.line(format!("{} {acc} = {};", p.d.f32, start(p.d, op, VTy::F32)));
     let each = Each::Stmts {
         body,
         acc: Some((&acc, op)),

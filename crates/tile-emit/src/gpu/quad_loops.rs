@@ -294,7 +294,11 @@ pub(crate) fn print_loop(p: &mut Printer, rl: &RowLoop, each: &Each) {
             .iter()
             .map(|(b, i)| spell(g.aligned16, &p.address(rl.var, rl.bl, b, i), ""))
             .collect();
-        p.line(format!("const bool {va} = {};", conds.join(" && ")));
+        p.line(format!(
+            "const {} {va} = {};",
+            p.d.bool_,
+            conds.join(" && ")
+        ));
     }
     // The vector loads read from (or kept in) held rows: (load, row).
     let holds: Vec<(usize, &Held)> = match vec.as_ref() {
