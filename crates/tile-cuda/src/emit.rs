@@ -249,7 +249,7 @@ fn kernel(
         }
         Mapping::ColumnReduction => tile_emit::gpu::column_reduction(&mut p, k, lowered),
         Mapping::FullReduction => match &full {
-            Some(f) => f.print_chunks(&mut p, params.len(), program, &lowered.quads),
+            Some(f) => f.print_chunks(&mut p, params.len(), program, lowered),
             None => p.line("return; /* not a full reduction */"),
         },
         Mapping::Serial => tile_emit::gpu::one_thread(&mut p, &k.body),

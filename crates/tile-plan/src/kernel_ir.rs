@@ -77,6 +77,62 @@ impl QuadAccesses {
     }
 }
 
+/// How a GPU block reduces one chunk of a full reduction's range
+/// ([`LoweredKernel::full`]), chosen from the plan's [`crate::FullParts`]
+/// in this order. Every form ends each chunk at a barrier (the next
+/// chunk's reductions reuse the shared slots), and a second entry point,
+/// `_fin`, has one block combine the chunks' results in a fixed tree and
+/// its first thread store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FullForm {
+    /// The chunk on the block's first thread, in order: its rows hold
+    /// reductions nested deeper (`FullParts::deep`).
+    OneThread,
+    /// `op(i: op(j: B))` with one operator (`FullParts::flat`): each thread
+    /// adds its share of every row of the chunk into one value, and the
+    /// block combines them once per chunk.
+    ThreadShares,
+    /// The chunk's rows one after another (`FullParts::nested`), each
+    /// row's reductions split over the block, a barrier after each row.
+    RowsOverBlock,
+    /// The chunk's values split over the block's threads, combined once.
+    OverBlock,
+}
+
+impl FullForm {
+    /// The form the plan's parts call for.
+    pub fn of(parts: &crate::FullParts) -> FullForm {
+        if parts.deep {
+            FullForm::OneThread
+        } else if parts.flat.is_some() {
+            FullForm::ThreadShares
+        } else if parts.nested {
+            FullForm::RowsOverBlock
+        } else {
+            FullForm::OverBlock
+        }
+    }
+
+    /// A short name (`tile plan --json`).
+    pub fn name(self) -> &'static str {
+        match self {
+            FullForm::OneThread => "one_thread",
+            FullForm::ThreadShares => "thread_shares",
+            FullForm::RowsOverBlock => "rows_over_block",
+            FullForm::OverBlock => "over_block",
+        }
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            FullForm::OneThread => "each block's first thread reduces a chunk in order (nested reductions)",
+            FullForm::ThreadShares => "each thread adds its share of every row of a chunk into one value, the block combines once",
+            FullForm::RowsOverBlock => "a chunk's rows one after another, each row's reductions split over the block, a barrier after each row",
+            FullForm::OverBlock => "a chunk split over the block's threads, combined once",
+        }
+    }
+}
+
 /// What a target offers the lowering.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Target {
@@ -403,6 +459,9 @@ pub struct LoweredKernel {
     /// full-reduction kernel's loops and reductions that are contiguous
     /// in their variable (empty otherwise).
     pub quads: QuadAccesses,
+    /// A full reduction on a target with barriers: how a block reduces
+    /// each chunk (`None` otherwise).
+    pub full: Option<FullForm>,
     /// Row and column kernels on a target with barriers: how a block runs
     /// each row (or group of columns) of the general entry point, step by
     /// step, with every barrier (empty otherwise).
@@ -721,6 +780,7 @@ impl Lowered {
                     }).collect::<Vec<_>>(),
                     "check_then_wait": k.check_then_wait,
                     "slice_unroll": k.slice_unroll,
+                    "full_form": k.full.map(FullForm::name),
                     "quad_accesses": k.quads.list(),
                     "steps": steps_json(&k.steps),
                     "held": k.held.iter().map(|h| json!({
@@ -831,6 +891,13 @@ impl fmt::Display for Lowered {
                     f,
                     "     holds:  {} over {}..{} in registers ({} quads per thread)",
                     h.row.buf, h.row.lo, h.row.hi, h.quads
+                )?;
+            }
+            if let Some(form) = k.full {
+                writeln!(
+                    f,
+                    "     chunks: {}; a barrier after each chunk; `_fin` combines the chunks in a fixed tree",
+                    form.describe()
                 )?;
             }
             if k.slice_unroll > 1 {

@@ -7,8 +7,8 @@
 
 use crate::affine::Affine;
 use crate::kernel_ir::{
-    Entry, Form, HeldRow, LoopKey, LoopRun, Lowered, LoweredKernel, QuadAccesses, QuadCondition,
-    Reassociation, RowEntry, RowStep, StagedRow, Target, Wait,
+    Entry, Form, FullForm, HeldRow, LoopKey, LoopRun, Lowered, LoweredKernel, QuadAccesses,
+    QuadCondition, Reassociation, RowEntry, RowStep, StagedRow, Target, Wait,
 };
 use crate::{Kernel, Mapping, Plan, ScratchRow, Sharing};
 use std::collections::{BTreeMap, BTreeSet};
@@ -50,6 +50,7 @@ pub fn lower_kernel(
         && form == Form::Plain)
         .then(|| crate::hoist_sibling_reductions::hoist_sibling_reductions(&body))
         .flatten();
+    let full = k.full_parts().filter(|_| target.barriers).map(FullForm::of);
     let slice_unroll = if target.barriers
         && k.mapping == Mapping::ColumnReduction
         && k.sharing == Some(Sharing::Split)
@@ -199,6 +200,7 @@ pub fn lower_kernel(
         check_then_wait,
         slice_unroll,
         quads,
+        full,
         steps,
     }
 }

@@ -192,6 +192,27 @@ fn the_runtime_picks_entry_points_by_the_lowerings_rules() {
     assert!(rows.stages(RowStaging::Always, 4));
 }
 
+/// How a GPU block reduces a full reduction's chunk is the lowering's
+/// (`LoweredKernel::full`, printed as `chunks:`), one form per shape.
+#[test]
+fn full_reduction_chunks_take_the_lowerings_form() {
+    use tile_plan::kernel_ir::FullForm;
+    let form = |text: &str| lower(text, Target::cuda(8)).kernels[0].full;
+    let one = "program a(x: in f32[N], t: out f32[1]) { t[0] = sum(i in 0..N: x[i]) }";
+    assert_eq!(form(one), Some(FullForm::OverBlock));
+    let rows = "program b(x: in f32[M, N], t: out f32[1]) { t[0] = sum(i in 0..M: sum(j in 0..N: x[i, j])) }";
+    assert_eq!(form(rows), Some(FullForm::ThreadShares));
+    let mixed = "program c(x: in f32[M, N], t: out f32[1]) { t[0] = max(i in 0..M: sum(j in 0..N: x[i, j])) }";
+    assert_eq!(form(mixed), Some(FullForm::RowsOverBlock));
+    let deep = "program d(x: in f32[M, N], t: out f32[1]) { t[0] = sum(i in 0..M: sum(j in 0..N: sum(k in 0..N: x[i, j] * x[i, k]))) }";
+    assert_eq!(form(deep), Some(FullForm::OneThread));
+    assert!(lower(mixed, Target::cuda(8))
+        .to_string()
+        .contains("chunks: a chunk's rows one after another, each row's reductions split over the block, a barrier after each row; a barrier after each chunk"));
+    // The CPU has no barriers: no chunk form.
+    assert_eq!(lower(one, Target::CPU).kernels[0].full, None);
+}
+
 /// Which accesses of a row kernel a GPU thread may read as 16-byte
 /// vectors is the lowering's answer (`LoweredKernel::quads`), not the
 /// printer's.

@@ -9,21 +9,27 @@
 
 use crate::{Printer, VTy};
 use tile_ir::Program;
-use tile_plan::kernel_ir::QuadAccesses;
+use tile_plan::kernel_ir::{FullForm, LoweredKernel};
 
 /// Prints a full reduction's two entry points from its parts.
 pub struct FullPrint<'a>(pub &'a tile_plan::FullParts);
 
 impl FullPrint<'_> {
-    /// The body of `tile_kN` (one block per chunk, a grid-stride loop);
-    /// `quads` are the lowering's contiguous accesses.
+    /// The body of `tile_kN` (one block per chunk, a grid-stride loop),
+    /// in the lowering's form ([`LoweredKernel::full`]) with its
+    /// contiguous accesses ([`LoweredKernel::quads`]).
     pub fn print_chunks(
         &self,
         p: &mut Printer,
         nparams: usize,
         program: &Program,
-        quads: &QuadAccesses,
+        lowered: &LoweredKernel,
     ) {
+        let Some(form) = lowered.full else {
+            p.refuse(format!("{} was lowered with no chunk form", lowered.name));
+            return;
+        };
+        let quads = &lowered.quads;
         // One quad per step: more in flight measured slower on an H200
         // (full_sum at 4096x4096: 25.1 us at one, 25.6 at two, 32.5 at
         // four quads per step).
@@ -51,13 +57,18 @@ impl FullPrint<'_> {
         let (clo, chi, _) = tile_plan::full_names();
         p.bind_loop(&clo, "fcl");
         p.bind_loop(&chi, "fch");
-        if self.0.deep {
+        let flat = self
+            .0
+            .flat
+            .as_ref()
+            .filter(|_| form == FullForm::ThreadShares);
+        if form == FullForm::OneThread {
             p.line("/* chunk on one thread: nested reductions (see print_full.rs) */");
             p.open(format!("if ({} == 0)", g.thread_x));
             let (v, _) = p.lower(&self.0.chunk);
             p.line(format!("tile_part[c] = {v};"));
             p.close();
-        } else if let Some(flat) = &self.0.flat {
+        } else if let Some(flat) = flat {
             // `op(i: op(j: B))`: every row's share accumulates in one
             // per-thread value, the block combines once per chunk.
             let id = crate::gpu::print_rows::identity_of(p.d, self.0.op, VTy::F64);
@@ -79,7 +90,7 @@ impl FullPrint<'_> {
             let f = p.helper_call(&format!("tile_block_{}_f64", self.0.op.name()));
             p.line(format!("fthr = {f}(fthr, tile_smem);"));
             p.line(format!("if ({} == 0) tile_part[c] = fthr;", g.thread_x));
-        } else if self.0.nested {
+        } else if form == FullForm::RowsOverBlock {
             // The chunk's values in order, each body's reductions over the
             // block (every thread gets the same bits, so every thread
             // keeps the same accumulator).
