@@ -53,10 +53,9 @@ impl QuadAccesses {
 
     /// The contiguous accesses, as `buf[idx] over var`.
     pub fn list(&self) -> Vec<String> {
-        self.0
-            .iter()
-            .filter(|(_, c)| **c)
-            .map(|((v, b, i), _)| format!("{b}[{i}] over {v}"))
+        self.by_var()
+            .into_iter()
+            .flat_map(|(v, accesses)| accesses.into_iter().map(move |a| format!("{a} over {v}")))
             .collect()
     }
 
@@ -831,11 +830,7 @@ impl fmt::Display for Lowered {
                     accesses.join(", ")
                 )?;
             }
-            let reduces = k.body.iter().any(|s| {
-                let mut found = false;
-                s.walk_exprs(&mut |e| found |= e.has_reduction());
-                found
-            });
+            let reduces = k.body.iter().any(reduces);
             match k.reassociation {
                 _ if !reduces => {}
                 Reassociation::InOrder => writeln!(f, "     sums:   each in order")?,

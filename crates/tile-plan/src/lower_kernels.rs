@@ -42,19 +42,17 @@ pub fn lower_kernel(
         (true, None, Some(c)) => (Form::Interchanged, c.body.clone(), c.scratch.clone()),
         _ => (Form::Plain, k.body.clone(), vec![]),
     };
-    // A shared column on a target with barriers reads the rows of sibling
-    // reductions once (each keeps its own order).
-    let hoisted = (target.barriers
+    // A column the block shares (its threads split each column's rows).
+    let shared_column = target.barriers
         && k.mapping == Mapping::ColumnReduction
-        && k.sharing == Some(Sharing::Split)
-        && form == Form::Plain)
+        && k.sharing == Some(Sharing::Split);
+    // Such a column reads the rows of sibling reductions once (each keeps
+    // its own order).
+    let hoisted = (shared_column && form == Form::Plain)
         .then(|| crate::hoist_sibling_reductions::hoist_sibling_reductions(&body))
         .flatten();
     let full = k.full_parts().filter(|_| target.barriers).map(FullForm::of);
-    let slice_unroll = if target.barriers
-        && k.mapping == Mapping::ColumnReduction
-        && k.sharing == Some(Sharing::Split)
-    {
+    let slice_unroll = if shared_column {
         target.slice_unroll
     } else {
         1
@@ -140,8 +138,8 @@ pub fn lower_kernel(
     // vectors: every body and expression they print.
     let mut quads = QuadAccesses::default();
     if target.wide_access && matches!(k.mapping, Mapping::RowReduction | Mapping::FullReduction) {
-        let full = k.full_parts();
-        let exprs: Vec<&Expr> = full
+        let parts = k.full_parts();
+        let exprs: Vec<&Expr> = parts
             .iter()
             .flat_map(|f| [&*f.chunk, &*f.body].into_iter().chain(f.flat.as_deref()))
             .collect();
@@ -162,12 +160,7 @@ pub fn lower_kernel(
     // Threads that check different ranges before a barrier: the column
     // slices of a shared column, the threads of a full reduction's chunk
     // whose rows each run on one thread.
-    let check_then_wait = target.barriers
-        && match k.mapping {
-            Mapping::ColumnReduction => k.sharing == Some(Sharing::Split),
-            Mapping::FullReduction => k.full_parts().is_some_and(|f| f.deep),
-            _ => false,
-        };
+    let check_then_wait = shared_column || full == Some(FullForm::OneThread);
     // Every body a lowered kernel runs verifies (debug builds).
     if cfg!(debug_assertions) {
         let blocks = form == Form::Interchanged && k.mapping == Mapping::ColumnReduction;

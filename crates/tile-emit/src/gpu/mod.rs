@@ -50,6 +50,27 @@ impl<'a> Printer<'a> {
     }
 }
 
+/// The fields of a quad's four lanes.
+pub(crate) const FIELDS: [&str; 4] = ["x", "y", "z", "w"];
+
+/// Replaces each load of `e` listed in `loads` by the generated name
+/// `kind` numbered by its place in the list (a quad's loaded values).
+pub(crate) fn name_loads(
+    e: &mut tile_ir::Expr,
+    loads: &[(String, Vec<tile_ir::Expr>)],
+    kind: &str,
+) {
+    if let tile_ir::Expr::Load { buf, idx, .. } = e {
+        if let Some(n) = loads.iter().position(|(b, i)| b == buf && i == idx) {
+            *e = tile_ir::Expr::var(&tile_ir::names::generated(kind, n));
+            return;
+        }
+    }
+    for c in e.children_mut() {
+        name_loads(c, loads, kind);
+    }
+}
+
 /// `pattern` with `{a}` replaced by `a` and `{v}` by `v`.
 pub(crate) fn spell(pattern: &str, a: &str, v: &str) -> String {
     pattern.replace("{a}", a).replace("{v}", v)

@@ -4,10 +4,14 @@
 //! entry point with four consecutive elements per thread and 16-byte
 //! accesses (which entry point runs is the runtime's choice, by alignment).
 
-use crate::gpu::spell;
+use crate::gpu::{name_loads, spell, FIELDS};
 use crate::{Printer, VTy};
 use tile_ir::{Expr, Stmt};
 use tile_plan::Kernel;
+
+/// The kind of the generated names of the 16-byte entry point's loaded
+/// quads (`__vldN`).
+const VECTOR_LOADS: &str = "vld";
 
 /// Prints statements that one thread of the grid runs, in order.
 pub fn one_thread(p: &mut Printer, body: &[Stmt]) {
@@ -271,13 +275,12 @@ fn lanes(
 ) -> Vec<(String, Vec<Expr>, Vec<String>)> {
     let jv = Printer::var_name(jname);
     let mut stores: Vec<(String, Vec<Expr>, Vec<String>)> = Vec::new();
-    for lane in 0..4 {
+    for (lane, field) in FIELDS.iter().enumerate() {
         let lane_depth = p.scope_len();
-        let field = ["x", "y", "z", "w"][lane];
         p.bind_loop(jname, &format!("({jv} + {lane})"));
         for (n, _) in loads.iter().enumerate() {
             p.bind_value(
-                &tile_ir::names::generated("vld", n),
+                &tile_ir::names::generated(VECTOR_LOADS, n),
                 &format!("vld{n}{idx}.{field}"),
                 VTy::F32,
             );
@@ -285,7 +288,9 @@ fn lanes(
         let mut si = 0;
         for s in &k.body {
             let mut s = s.clone();
-            replace_loads(&mut s, loads);
+            if let Stmt::Let { value, .. } | Stmt::Store { value, .. } = &mut s {
+                name_loads(value, loads, VECTOR_LOADS);
+            }
             match &s {
                 Stmt::Let { name, value, .. } => {
                     let (code, ty) = p.lower(value);
@@ -314,25 +319,4 @@ fn lanes(
         p.truncate_scope(lane_depth);
     }
     stores
-}
-
-/// Renames each of `loads` in the statement's value to its vector lane
-/// (`__vldN`).
-fn replace_loads(s: &mut Stmt, loads: &[(String, Vec<Expr>)]) {
-    fn go(e: &mut Expr, loads: &[(String, Vec<Expr>)]) {
-        if let Expr::Load { buf, idx, .. } = e {
-            if let Some(n) = loads.iter().position(|(b, i)| b == buf && i == idx) {
-                *e = Expr::var(&tile_ir::names::generated("vld", n));
-                return;
-            }
-        }
-        for c in e.children_mut() {
-            go(c, loads);
-        }
-    }
-    match s {
-        Stmt::Let { value, .. } => go(value, loads),
-        Stmt::Store { value, .. } => go(value, loads),
-        _ => {}
-    }
 }

@@ -16,8 +16,8 @@
 //! agree bit for bit at the same block size).
 
 use crate::dialect::GpuSpelling;
-use crate::gpu::spell;
 use crate::gpu::stage_rows::staged_name;
+use crate::gpu::{name_loads, spell, FIELDS};
 use crate::{Printer, VTy};
 use tile_ir::{Expr, ReduceOp, Stmt};
 use tile_plan::kernel_ir::{QuadAccesses, StagedRow};
@@ -128,21 +128,11 @@ struct Vector {
     expr: Option<Expr>,
 }
 
-fn load_name(n: usize) -> String {
-    tile_ir::names::generated("gq", n)
-}
+/// The kind of the generated names of a quad loop's loaded values.
+const LOADED: &str = "gq";
 
-/// Replaces the loads of `e` listed in `loads` by their names.
-fn replace(e: &mut Expr, loads: &[(String, Vec<Expr>)]) {
-    if let Expr::Load { buf, idx, .. } = e {
-        if let Some(n) = loads.iter().position(|(b, i)| b == buf && i == idx) {
-            *e = Expr::var(&load_name(n));
-            return;
-        }
-    }
-    for c in e.children_mut() {
-        replace(c, loads);
-    }
+fn load_name(n: usize) -> String {
+    tile_ir::names::generated(LOADED, n)
 }
 
 /// The vector form of `each`, when every load in it is contiguous (the
@@ -201,15 +191,15 @@ fn vector(p: &Printer, rl: &RowLoop, each: &Each) -> Option<Vector> {
     let (stmts, expr) = match each {
         Each::Reduce { body, .. } => {
             let mut e = (*body).clone();
-            replace(&mut e, &loads);
+            name_loads(&mut e, &loads, LOADED);
             (Vec::new(), Some(e))
         }
         Each::Stmts { body, .. } => {
             let mut stmts = body.to_vec();
             for s in stmts.iter_mut() {
                 match s {
-                    Stmt::Let { value, .. } => replace(value, &loads),
-                    Stmt::Store { value, .. } => replace(value, &loads),
+                    Stmt::Let { value, .. } => name_loads(value, &loads, LOADED),
+                    Stmt::Store { value, .. } => name_loads(value, &loads, LOADED),
                     _ => {}
                 }
             }
@@ -229,8 +219,6 @@ pub(crate) fn fusable(p: &Printer, rl: &RowLoop, body: &[Stmt], batch: bool) -> 
     };
     matches!(body, [Stmt::Store { .. }]) && vector(p, rl, &each).is_some()
 }
-
-const FIELDS: [&str; 4] = ["x", "y", "z", "w"];
 
 /// The quad at address `a`: one 16-byte load where `aligned`, else four
 /// element loads.
