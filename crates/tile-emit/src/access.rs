@@ -393,17 +393,13 @@ impl Printer<'_> {
         if let Some((v, lo, hi)) = level {
             ranges.insert(v.to_string(), (lo.to_string(), format!("({hi} - 1)")));
         }
-        let mut found: Found = Vec::new();
-        for s in stmts {
-            level_accesses_stmt(s, &mut found);
-        }
-        for e in exprs {
-            level_accesses_expr(e, self.line_no, &mut found);
-        }
+        let found = tile_plan::level_accesses(stmts, exprs, self.line_no);
         let mut conds = Vec::new();
         let mut seen: HashSet<(String, String)> = HashSet::new();
         let mut done = HashSet::new();
-        for (key, buf, idx, what, line) in found {
+        for a in found {
+            let (key, buf, idx, line) = (a.id, a.buf.to_string(), a.idx, a.line);
+            let what = if a.store { "store" } else { "load" };
             let Some(p) = self.param(&buf) else {
                 continue;
             };
@@ -519,58 +515,4 @@ fn interval(a: &Affine, ranges: &Ranges) -> Option<(String, String)> {
         }
     };
     Some((join(lo), join(hi)))
-}
-
-/// Accesses found for a level's check: the node's identity, its buffer,
-/// indices, kind and line.
-type Found = Vec<(u64, String, Vec<Expr>, &'static str, u32)>;
-
-/// Accesses a statement runs unconditionally at its own level.
-fn level_accesses_stmt(s: &Stmt, out: &mut Found) {
-    let line = s.span().line;
-    match s {
-        Stmt::Let { value, .. } => level_accesses_expr(value, line, out),
-        Stmt::Store {
-            buf,
-            idx,
-            value,
-            id,
-            ..
-        } => {
-            for i in idx {
-                level_accesses_expr(i, line, out);
-            }
-            level_accesses_expr(value, line, out);
-            out.push((id.get(), buf.clone(), idx.clone(), "store", line));
-        }
-        Stmt::If { cond, .. } => level_accesses_expr(cond, line, out),
-        Stmt::For { vars, .. } => {
-            if let Some(v) = vars.first() {
-                level_accesses_expr(&v.lo, line, out);
-                level_accesses_expr(&v.hi, line, out);
-            }
-        }
-    }
-}
-
-/// Loads an expression runs unconditionally (not inside reduction bodies,
-/// which are levels of their own).
-fn level_accesses_expr(e: &Expr, line: u32, out: &mut Found) {
-    match e {
-        Expr::Load { buf, idx, id } => {
-            for i in idx {
-                level_accesses_expr(i, line, out);
-            }
-            out.push((id.get(), buf.clone(), idx.clone(), "load", line));
-        }
-        Expr::Reduce { lo, hi, .. } => {
-            level_accesses_expr(lo, line, out);
-            level_accesses_expr(hi, line, out);
-        }
-        _ => {
-            for c in e.children() {
-                level_accesses_expr(c, line, out);
-            }
-        }
-    }
 }

@@ -1,7 +1,9 @@
 //! Finds the accesses a GPU thread may make as one 16-byte vector in a
 //! loop over a row four elements at a time ([`QuadAccesses`]): the
 //! lowering's answer, which the GPU printers' quad loops read instead of
-//! judging contiguity themselves.
+//! judging contiguity themselves, and which of them one check at the
+//! loop's entry proves in bounds over the whole loop (the printers print
+//! that check and vectorise nothing else).
 
 use crate::affine::{unit_stride, Affine};
 use crate::kernel_ir::QuadAccesses;
@@ -9,19 +11,48 @@ use std::collections::BTreeSet;
 use tile_ir::{Expr, ParamIndex, Program, Stmt};
 
 /// The program whose parameters the accesses name, with its index (one
-/// lookup per access, not a walk of the parameter list).
-type Params<'a> = (&'a Program, &'a ParamIndex);
+/// lookup per access, not a walk of the parameter list), and the names
+/// whose range is known at every loop's entry (size symbols, loop and
+/// reduction variables, the kernel's domain and a full reduction's chunk
+/// bounds; never a binding).
+type Params<'a> = (&'a Program, &'a ParamIndex, &'a BTreeSet<String>);
 
 /// Records, for every loop and reduction of `bodies` and every reduction
 /// in `exprs`, whether each access inside it is contiguous in its
 /// variable ([`QuadAccesses`]); `params` declares the accessed buffers
-/// (scratch rows included).
+/// (scratch rows included), `domain` names the kernel's own variables.
 pub fn find_quad_accesses(
-    params: Params,
+    (program, index): (&Program, &ParamIndex),
+    domain: &[String],
     bodies: &[&[Stmt]],
     exprs: &[&Expr],
     out: &mut QuadAccesses,
 ) {
+    let mut known: BTreeSet<String> = index.symbols().iter().cloned().collect();
+    known.extend(domain.iter().cloned());
+    let (lo, hi, _) = crate::full_names();
+    known.extend([lo, hi]);
+    let mut vars: Vec<String> = Vec::new();
+    let mut loop_var = |e: &Expr| {
+        if let Expr::Reduce { var, .. } = e {
+            vars.push(var.clone());
+        }
+    };
+    for body in bodies {
+        for s in body.iter() {
+            s.walk(&mut |s| {
+                if let Stmt::For { vars: vs, .. } = s {
+                    known.extend(vs.iter().map(|v| v.name.clone()));
+                }
+            });
+            s.walk_exprs(&mut |e| e.walk(&mut loop_var));
+        }
+    }
+    for e in exprs {
+        e.walk(&mut loop_var);
+    }
+    known.extend(vars);
+    let params = (program, index, &known);
     for body in bodies {
         for s in body.iter() {
             stmt(params, s, out);
@@ -44,15 +75,21 @@ fn stmt(params: Params, s: &Stmt, out: &mut QuadAccesses) {
                     _ => None,
                 })
                 .collect();
+            let checked = entry_checked(params, &level_accesses(body, &[], 0));
+            let ctx = (v.name.as_str(), &bound, &checked);
             for s in body {
                 match s {
-                    Stmt::Let { value, .. } => accesses(params, &v.name, &bound, value, out),
+                    Stmt::Let { value, .. } => accesses(params, ctx, value, out),
                     Stmt::Store {
-                        buf, idx, value, ..
+                        buf,
+                        idx,
+                        value,
+                        id,
+                        ..
                     } => {
                         let c = contiguous(params, &v.name, &bound, buf, idx);
-                        out.record(&v.name, buf, idx, c);
-                        accesses(params, &v.name, &bound, value, out);
+                        out.record(&v.name, buf, idx, c && checked.contains(&id.get()));
+                        accesses(params, ctx, value, out);
                     }
                     _ => {}
                 }
@@ -87,12 +124,17 @@ fn stmt(params: Params, s: &Stmt, out: &mut QuadAccesses) {
     }
 }
 
+/// A loop's context: its variable, the names its body binds, and the
+/// nodes one check at its entry covers.
+type Context<'a> = (&'a str, &'a BTreeSet<&'a str>, &'a BTreeSet<u64>);
+
 /// Every load of `e` (reduction bodies included) in the context of a
-/// loop over `var` whose body binds `bound`.
-fn accesses(params: Params, var: &str, bound: &BTreeSet<&str>, e: &Expr, out: &mut QuadAccesses) {
+/// loop.
+fn accesses(params: Params, (var, bound, checked): Context, e: &Expr, out: &mut QuadAccesses) {
     e.walk(&mut |x| {
-        if let Expr::Load { buf, idx, .. } = x {
-            out.record(var, buf, idx, contiguous(params, var, bound, buf, idx));
+        if let Expr::Load { buf, idx, id } = x {
+            let quad = checked.contains(&id.get()) && contiguous(params, var, bound, buf, idx);
+            out.record(var, buf, idx, quad);
         }
     });
 }
@@ -101,7 +143,8 @@ fn accesses(params: Params, var: &str, bound: &BTreeSet<&str>, e: &Expr, out: &m
 fn reductions(params: Params, e: &Expr, out: &mut QuadAccesses) {
     e.walk(&mut |x| {
         if let Expr::Reduce { var, body, .. } = x {
-            accesses(params, var, &BTreeSet::new(), body, out);
+            let checked = entry_checked(params, &level_accesses(&[], &[body], 0));
+            accesses(params, (var, &BTreeSet::new(), &checked), body, out);
         }
     });
 }
@@ -110,7 +153,7 @@ fn reductions(params: Params, e: &Expr, out: &mut QuadAccesses) {
 /// and whose other indices and `c` are fixed over the loop (`bound`: the
 /// names its body binds), with no load in the last index.
 fn contiguous(
-    (program, index): Params,
+    (program, index, _): Params,
     var: &str,
     bound: &BTreeSet<&str>,
     buf: &str,
@@ -143,4 +186,116 @@ fn has_load(e: &Expr) -> bool {
     let mut found = false;
     e.walk(&mut |x| found |= matches!(x, Expr::Load { .. }));
     found
+}
+
+/// An access that runs unconditionally at a loop level
+/// ([`level_accesses`]).
+pub struct LevelAccess<'a> {
+    /// The load's or store's node.
+    pub id: u64,
+    /// The buffer.
+    pub buf: &'a str,
+    /// Its indices.
+    pub idx: &'a [Expr],
+    /// A store, not a load.
+    pub store: bool,
+    /// The source line of its statement (`line` for the level's bare
+    /// expressions).
+    pub line: u32,
+}
+
+/// The accesses that `stmts` and `exprs` run unconditionally at their own
+/// loop level, not inside a branch, an inner loop or a reduction's body
+/// (levels of their own): the accesses one check at the level's entry may
+/// cover. `line` is the line of `exprs`.
+pub fn level_accesses<'a>(
+    stmts: &'a [Stmt],
+    exprs: &[&'a Expr],
+    line: u32,
+) -> Vec<LevelAccess<'a>> {
+    let mut out = Vec::new();
+    for s in stmts {
+        level_stmt(s, &mut out);
+    }
+    for e in exprs {
+        level_expr(e, line, &mut out);
+    }
+    out
+}
+
+/// The accesses of `level` that one check at the loop's entry covers:
+/// every index affine in names whose range is known there, one index per
+/// dimension of a declared buffer.
+fn entry_checked((program, index, known): Params, level: &[LevelAccess]) -> BTreeSet<u64> {
+    level
+        .iter()
+        .filter(|a| {
+            index
+                .param(program, a.buf)
+                .is_some_and(|p| p.dims.len() == a.idx.len() && !a.idx.is_empty())
+                && a.idx.iter().all(|e| {
+                    Affine::of(e).is_some_and(|f| f.terms.keys().all(|n| known.contains(n)))
+                })
+        })
+        .map(|a| a.id)
+        .collect()
+}
+
+fn level_stmt<'a>(s: &'a Stmt, out: &mut Vec<LevelAccess<'a>>) {
+    let line = s.span().line;
+    match s {
+        Stmt::Let { value, .. } => level_expr(value, line, out),
+        Stmt::Store {
+            buf,
+            idx,
+            value,
+            id,
+            ..
+        } => {
+            for i in idx {
+                level_expr(i, line, out);
+            }
+            level_expr(value, line, out);
+            out.push(LevelAccess {
+                id: id.get(),
+                buf,
+                idx,
+                store: true,
+                line,
+            });
+        }
+        Stmt::If { cond, .. } => level_expr(cond, line, out),
+        Stmt::For { vars, .. } => {
+            if let Some(v) = vars.first() {
+                level_expr(&v.lo, line, out);
+                level_expr(&v.hi, line, out);
+            }
+        }
+    }
+}
+
+fn level_expr<'a>(e: &'a Expr, line: u32, out: &mut Vec<LevelAccess<'a>>) {
+    match e {
+        Expr::Load { buf, idx, id } => {
+            for i in idx {
+                level_expr(i, line, out);
+            }
+            out.push(LevelAccess {
+                id: id.get(),
+                buf,
+                idx,
+                store: false,
+                line,
+            });
+        }
+        Expr::Reduce { lo, hi, .. } => {
+            level_expr(lo, line, out);
+            level_expr(hi, line, out);
+        }
+        _ => {
+            for c in e.children() {
+                level_expr(c, line, out);
+            }
+        }
+    }
 }

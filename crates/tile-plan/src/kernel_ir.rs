@@ -28,30 +28,34 @@ fn reduces(s: &Stmt) -> bool {
 /// ([`crate::find_quad_accesses`]): the buffer is `f32`, the last index is
 /// `var + c` with `c` and every other index fixed over the loop (no `var`,
 /// no name the loop's body binds, no reduction, no load in the last
-/// index). Keyed by the loop's variable, the buffer and the index as
-/// printed; an access seen in several places is contiguous only if it is
-/// in all of them. Whether a loop then uses vectors also needs its
-/// accesses checked at its entry and (for stores) the loop's batch
-/// decision ([`LoweredKernel::batches`]).
+/// index), and one check at the loop's entry proves it in bounds over the
+/// whole loop (it runs unconditionally at the loop's level, every index
+/// affine in names whose range is known there), a check the printer then
+/// prints. Keyed by the loop's variable, the buffer and the index as
+/// printed; an access seen in several places is a quad access only if it
+/// is one in all of them. A loop uses vectors only where every access is
+/// one, and (for stores) where the loop's batch decision allows
+/// ([`LoweredKernel::batches`]).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct QuadAccesses(BTreeMap<(String, String, String), bool>);
 
 impl QuadAccesses {
-    /// Records whether `buf[idx]` is contiguous in a loop over `var`.
-    pub fn record(&mut self, var: &str, buf: &str, idx: &[Expr], contiguous: bool) {
+    /// Records whether `buf[idx]` is contiguous in a loop over `var` and
+    /// checked at the loop's entry.
+    pub fn record(&mut self, var: &str, buf: &str, idx: &[Expr], quad: bool) {
         self.0
             .entry(Self::key(var, buf, idx))
-            .and_modify(|c| *c &= contiguous)
-            .or_insert(contiguous);
+            .and_modify(|c| *c &= quad)
+            .or_insert(quad);
     }
 
-    /// Whether the lowering found `buf[idx]` contiguous in a loop over
+    /// Whether the lowering found `buf[idx]` a quad access in a loop over
     /// `var` (an access it never saw is not).
-    pub fn contiguous(&self, var: &str, buf: &str, idx: &[Expr]) -> bool {
+    pub fn quad(&self, var: &str, buf: &str, idx: &[Expr]) -> bool {
         self.0.get(&Self::key(var, buf, idx)) == Some(&true)
     }
 
-    /// The contiguous accesses, as `buf[idx] over var`.
+    /// The quad accesses, as `buf[idx] over var`.
     pub fn list(&self) -> Vec<String> {
         self.by_var()
             .into_iter()
@@ -59,7 +63,7 @@ impl QuadAccesses {
             .collect()
     }
 
-    /// The contiguous accesses (`buf[idx]`) by loop variable.
+    /// The quad accesses (`buf[idx]`) by loop variable.
     pub fn by_var(&self) -> BTreeMap<&str, Vec<String>> {
         let mut out: BTreeMap<&str, Vec<String>> = BTreeMap::new();
         for ((v, b, i), c) in &self.0 {

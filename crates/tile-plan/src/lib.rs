@@ -61,7 +61,7 @@ pub use find_hazards::{
 pub use find_lane_loops::{
     batch_refusal, find_lane_loops, lane_refusal, lanes_independent, LaneLoop,
 };
-pub use find_quad_accesses::find_quad_accesses;
+pub use find_quad_accesses::{find_quad_accesses, level_accesses, LevelAccess};
 pub use find_reread_rows::{find_reread_rows, row_level_loads, Reread};
 pub use find_row_forms::{find_row_forms, sharing, Sharing};
 pub use find_unused_inputs::find_unused_inputs;

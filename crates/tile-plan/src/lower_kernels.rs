@@ -143,13 +143,15 @@ pub fn lower_kernel(
             .iter()
             .flat_map(|f| [&*f.chunk, &*f.body].into_iter().chain(f.flat.as_deref()))
             .collect();
-        crate::find_quad_accesses((program, index), &[&body], &exprs, &mut quads);
+        let domain: Vec<String> = k.domain.iter().map(|v| v.name.clone()).collect();
+        crate::find_quad_accesses((program, index), &domain, &[&body], &exprs, &mut quads);
         for e in &entries {
             if let Entry::Rows(r) = e {
                 let extended = crate::with_scratch(program, &r.scratch);
                 let extended_index = tile_ir::ParamIndex::of(&extended);
                 crate::find_quad_accesses(
                     (&extended, &extended_index),
+                    &domain,
                     &[&r.body],
                     &[],
                     &mut quads,

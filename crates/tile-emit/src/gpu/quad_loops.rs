@@ -135,11 +135,21 @@ fn load_name(n: usize) -> String {
     tile_ir::names::generated(LOADED, n)
 }
 
-/// The vector form of `each`, when every load in it is contiguous (the
-/// lowering's [`tile_plan::kernel_ir::LoweredKernel::quads`]) and
-/// checked at the loop's entry and (for statements) the body is bindings
-/// and checked contiguous stores whose quads may load before they store
-/// (the lowering's batch decision, [`Each::Stmts`]).
+/// Stops on an access the lowering vectorises without the printer having
+/// printed the entry check that proves it in bounds (the lowering's
+/// [`QuadAccesses`] and the printer's level checks disagree: a bug).
+fn entry_checked(printed: bool, buf: &str) {
+    assert!(
+        printed,
+        "internal error: the lowering proves an access of `{buf}` in bounds at its loop's entry, but the printer printed no such check"
+    );
+}
+
+/// The vector form of `each`, when every load in it is contiguous and
+/// checked at the loop's entry (both the lowering's
+/// [`tile_plan::kernel_ir::LoweredKernel::quads`]) and (for statements)
+/// the body is bindings and such stores whose quads may load before they
+/// store (the lowering's batch decision, [`Each::Stmts`]).
 fn vector(p: &Printer, rl: &RowLoop, each: &Each) -> Option<Vector> {
     let mut exprs: Vec<&Expr> = Vec::new();
     match each {
@@ -159,12 +169,10 @@ fn vector(p: &Printer, rl: &RowLoop, each: &Each) -> Option<Vector> {
                     Stmt::Store {
                         buf, idx, value, ..
                     } => {
-                        if !p.store_checked(s)
-                            || !rl.quads.contiguous(rl.var, buf, idx)
-                            || value.has_reduction()
-                        {
+                        if !rl.quads.quad(rl.var, buf, idx) || value.has_reduction() {
                             return None;
                         }
+                        entry_checked(p.store_checked(s), buf);
                         exprs.push(value);
                     }
                     _ => return None,
@@ -177,9 +185,12 @@ fn vector(p: &Printer, rl: &RowLoop, each: &Each) -> Option<Vector> {
     for e in &exprs {
         e.walk(&mut |x| {
             if let Expr::Load { buf, idx, .. } = x {
-                if !p.load_checked(x) || !rl.quads.contiguous(rl.var, buf, idx) {
+                if !rl.quads.quad(rl.var, buf, idx) {
                     ok = false;
-                } else if !loads.iter().any(|(b, i)| b == buf && i == idx) {
+                    return;
+                }
+                entry_checked(p.load_checked(x), buf);
+                if !loads.iter().any(|(b, i)| b == buf && i == idx) {
                     loads.push((buf.clone(), idx.clone()));
                 }
             }
