@@ -117,36 +117,100 @@ impl Stmt {
         }
     }
 
+    /// The statement's own expressions, in program order: a loop's bounds,
+    /// a binding's value, a store's indices then value, a condition (not
+    /// those of nested statements).
+    pub fn exprs(&self) -> Vec<&Expr> {
+        match self {
+            Stmt::For { vars, .. } => vars.iter().flat_map(|v| [&v.lo, &v.hi]).collect(),
+            Stmt::Let { value, .. } => vec![value],
+            Stmt::Store { idx, value, .. } => idx.iter().chain([value]).collect(),
+            Stmt::If { cond, .. } => vec![cond],
+        }
+    }
+
+    /// [`Stmt::exprs`], to rewrite in place.
+    pub fn exprs_mut(&mut self) -> Vec<&mut Expr> {
+        match self {
+            Stmt::For { vars, .. } => vars
+                .iter_mut()
+                .flat_map(|v| [&mut v.lo, &mut v.hi])
+                .collect(),
+            Stmt::Let { value, .. } => vec![value],
+            Stmt::Store { idx, value, .. } => idx.iter_mut().chain([value]).collect(),
+            Stmt::If { cond, .. } => vec![cond],
+        }
+    }
+
+    /// Replaces free uses of `name` by `to` in this statement and the
+    /// statements nested in it, except where a loop or reduction variable
+    /// of that name hides it.
+    pub fn substitute(&mut self, name: &str, to: &Expr) {
+        for e in self.exprs_mut() {
+            e.substitute(name, to);
+        }
+        if let Stmt::For { vars, .. } = self {
+            if vars.iter().any(|v| v.name == name) {
+                return;
+            }
+        }
+        for body in self.bodies_mut() {
+            body.iter_mut().for_each(|t| t.substitute(name, to));
+        }
+    }
+
+    /// [`Stmt::substitute`] for every name of `map` in one walk.
+    pub fn substitute_all(&mut self, map: &std::collections::HashMap<String, Expr>) {
+        for e in self.exprs_mut() {
+            e.substitute_all(map);
+        }
+        let mut inner = None;
+        if let Stmt::For { vars, .. } = self {
+            if vars.iter().any(|v| map.contains_key(&v.name)) {
+                let mut m = map.clone();
+                vars.iter().for_each(|v| {
+                    m.remove(&v.name);
+                });
+                inner = Some(m);
+            }
+        }
+        let map = inner.as_ref().unwrap_or(map);
+        for body in self.bodies_mut() {
+            body.iter_mut().for_each(|t| t.substitute_all(map));
+        }
+    }
+
+    /// The statement lists nested directly in this one: a loop's body, a
+    /// branch's two arms.
+    pub fn bodies(&self) -> Vec<&Vec<Stmt>> {
+        match self {
+            Stmt::For { body, .. } => vec![body],
+            Stmt::If { then, els, .. } => vec![then, els],
+            Stmt::Let { .. } | Stmt::Store { .. } => Vec::new(),
+        }
+    }
+
+    /// [`Stmt::bodies`], to rewrite in place.
+    pub fn bodies_mut(&mut self) -> Vec<&mut Vec<Stmt>> {
+        match self {
+            Stmt::For { body, .. } => vec![body],
+            Stmt::If { then, els, .. } => vec![then, els],
+            Stmt::Let { .. } | Stmt::Store { .. } => Vec::new(),
+        }
+    }
+
     /// Calls `f` on this statement and every nested statement, in order.
     pub fn walk(&self, f: &mut dyn FnMut(&Stmt)) {
         f(self);
-        match self {
-            Stmt::For { body, .. } => body.iter().for_each(|s| s.walk(f)),
-            Stmt::If { then, els, .. } => {
-                then.iter().for_each(|s| s.walk(f));
-                els.iter().for_each(|s| s.walk(f));
-            }
-            _ => {}
+        for body in self.bodies() {
+            body.iter().for_each(|s| s.walk(f));
         }
     }
 
     /// Calls `f` on every expression of this statement and nested ones
     /// (loop bounds, conditions, indices, values), in program order.
     pub fn walk_exprs(&self, f: &mut dyn FnMut(&Expr)) {
-        self.walk(&mut |s| match s {
-            Stmt::For { vars, .. } => {
-                for v in vars {
-                    f(&v.lo);
-                    f(&v.hi);
-                }
-            }
-            Stmt::Let { value, .. } => f(value),
-            Stmt::Store { idx, value, .. } => {
-                idx.iter().for_each(&mut *f);
-                f(value);
-            }
-            Stmt::If { cond, .. } => f(cond),
-        });
+        self.walk(&mut |s| s.exprs().into_iter().for_each(&mut *f));
     }
 }
 

@@ -97,30 +97,11 @@ fn stmt(params: Params, s: &Stmt, out: &mut QuadAccesses) {
         }
     }
     // The statement's own expressions, then the statements inside it.
-    match s {
-        Stmt::For { vars, body, .. } => {
-            for v in vars {
-                reductions(params, &v.lo, out);
-                reductions(params, &v.hi, out);
-            }
-            for t in body {
-                stmt(params, t, out);
-            }
-        }
-        Stmt::If {
-            cond, then, els, ..
-        } => {
-            reductions(params, cond, out);
-            for t in then.iter().chain(els) {
-                stmt(params, t, out);
-            }
-        }
-        Stmt::Let { value, .. } => reductions(params, value, out),
-        Stmt::Store { idx, value, .. } => {
-            for e in idx.iter().chain([value]) {
-                reductions(params, e, out);
-            }
-        }
+    for e in s.exprs() {
+        reductions(params, e, out);
+    }
+    for t in s.bodies().into_iter().flatten() {
+        stmt(params, t, out);
     }
 }
 

@@ -23,7 +23,7 @@ fn fold_block(stmts: Vec<Stmt>) -> Vec<Stmt> {
     let mut propagate: HashMap<String, Expr> = HashMap::new();
     for mut s in stmts {
         if !propagate.is_empty() {
-            substitute_stmt_all(&mut s, &propagate);
+            s.substitute_all(&propagate);
         }
         match s {
             Stmt::Let { name, value, span } => {
@@ -95,66 +95,6 @@ fn fold_block(stmts: Vec<Stmt>) -> Vec<Stmt> {
 
 fn binds(stmts: &[Stmt]) -> bool {
     stmts.iter().any(|s| matches!(s, Stmt::Let { .. }))
-}
-
-/// Replaces free uses of `name` in `s` (stopping where `name` is rebound).
-/// [`substitute_stmt`] for every name of `map` in one walk.
-fn substitute_stmt_all(s: &mut Stmt, map: &HashMap<String, Expr>) {
-    match s {
-        Stmt::Let { value, .. } => value.substitute_all(map),
-        Stmt::Store { idx, value, .. } => {
-            idx.iter_mut().for_each(|e| e.substitute_all(map));
-            value.substitute_all(map);
-        }
-        Stmt::For { vars, body, .. } => {
-            for v in vars.iter_mut() {
-                v.lo.substitute_all(map);
-                v.hi.substitute_all(map);
-            }
-            if vars.iter().any(|v| map.contains_key(&v.name)) {
-                let mut inner = map.clone();
-                vars.iter().for_each(|v| {
-                    inner.remove(&v.name);
-                });
-                body.iter_mut().for_each(|t| substitute_stmt_all(t, &inner));
-            } else {
-                body.iter_mut().for_each(|t| substitute_stmt_all(t, map));
-            }
-        }
-        Stmt::If {
-            cond, then, els, ..
-        } => {
-            cond.substitute_all(map);
-            then.iter_mut().for_each(|t| substitute_stmt_all(t, map));
-            els.iter_mut().for_each(|t| substitute_stmt_all(t, map));
-        }
-    }
-}
-
-pub(crate) fn substitute_stmt(s: &mut Stmt, name: &str, to: &Expr) {
-    match s {
-        Stmt::Let { value, .. } => value.substitute(name, to),
-        Stmt::Store { idx, value, .. } => {
-            idx.iter_mut().for_each(|e| e.substitute(name, to));
-            value.substitute(name, to);
-        }
-        Stmt::For { vars, body, .. } => {
-            for v in vars.iter_mut() {
-                v.lo.substitute(name, to);
-                v.hi.substitute(name, to);
-            }
-            if vars.iter().all(|v| v.name != name) {
-                body.iter_mut().for_each(|t| substitute_stmt(t, name, to));
-            }
-        }
-        Stmt::If {
-            cond, then, els, ..
-        } => {
-            cond.substitute(name, to);
-            then.iter_mut().for_each(|t| substitute_stmt(t, name, to));
-            els.iter_mut().for_each(|t| substitute_stmt(t, name, to));
-        }
-    }
 }
 
 /// Folds one expression bottom-up.

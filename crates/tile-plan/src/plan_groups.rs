@@ -469,15 +469,11 @@ fn rename_into(
         .collect();
     for (b, t) in vars_b.iter().zip(&temps) {
         let to = Expr::var(t);
-        body_b
-            .iter_mut()
-            .for_each(|s| crate::fold_constants::substitute_stmt(s, &b.name, &to));
+        body_b.iter_mut().for_each(|s| s.substitute(&b.name, &to));
     }
     for (a, t) in vars_a.iter().zip(&temps) {
         let to = Expr::var(&a.name);
-        body_b
-            .iter_mut()
-            .for_each(|s| crate::fold_constants::substitute_stmt(s, t, &to));
+        body_b.iter_mut().for_each(|s| s.substitute(t, &to));
     }
     body_b
 }
@@ -493,7 +489,7 @@ fn rename_binding(stmts: &mut [Stmt], from: &str, to: &str) {
             }
             _ => {}
         }
-        crate::fold_constants::substitute_stmt(s, from, &with);
+        s.substitute(from, &with);
     }
 }
 

@@ -406,30 +406,11 @@ fn reuse_stmt(s: &mut Stmt, bound: &HashMap<String, String>) {
     if bound.is_empty() {
         return;
     }
-    match s {
-        Stmt::Let { value, .. } => {
-            reuse_expr(value, bound);
-        }
-        Stmt::Store { idx, value, .. } => {
-            for e in idx.iter_mut() {
-                reuse_expr(e, bound);
-            }
-            reuse_expr(value, bound);
-        }
-        Stmt::If {
-            cond, then, els, ..
-        } => {
-            reuse_expr(cond, bound);
-            then.iter_mut().for_each(|t| reuse_stmt(t, bound));
-            els.iter_mut().for_each(|t| reuse_stmt(t, bound));
-        }
-        Stmt::For { vars, body, .. } => {
-            for v in vars.iter_mut() {
-                reuse_expr(&mut v.lo, bound);
-                reuse_expr(&mut v.hi, bound);
-            }
-            body.iter_mut().for_each(|t| reuse_stmt(t, bound));
-        }
+    for e in s.exprs_mut() {
+        reuse_expr(e, bound);
+    }
+    for body in s.bodies_mut() {
+        body.iter_mut().for_each(|t| reuse_stmt(t, bound));
     }
 }
 

@@ -42,18 +42,7 @@ pub(super) fn check(program: &Program, wrt: &[String]) -> Result<(), GradError> 
                 }
             })
         };
-        match s {
-            Stmt::For { vars, .. } => vars.iter().for_each(|v| {
-                visit(&v.lo);
-                visit(&v.hi)
-            }),
-            Stmt::Let { value, .. } => visit(value),
-            Stmt::Store { idx, value, .. } => {
-                idx.iter().for_each(&mut visit);
-                visit(value)
-            }
-            Stmt::If { cond, .. } => visit(cond),
-        }
+        s.exprs().into_iter().for_each(&mut visit);
         if let Some(buf) = read {
             err = Some(unsupported(
                 s.span(),

@@ -112,12 +112,7 @@ fn find(stmts: &[Stmt], found: &mut HashSet<String>) {
                     found.insert(name.clone());
                 }
             }
-            Stmt::For { body, .. } => find(body, found),
-            Stmt::If { then, els, .. } => {
-                find(then, found);
-                find(els, found);
-            }
-            _ => {}
+            s => s.bodies().into_iter().for_each(|b| find(b, found)),
         }
     }
 }

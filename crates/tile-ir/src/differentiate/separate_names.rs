@@ -43,46 +43,16 @@ fn block(
                 if index.contains(name.as_str()) || seen.contains(name.as_str()) {
                     let fresh = namer.fresh(name);
                     let to = Expr::var(&fresh);
-                    rest.iter_mut().for_each(|s| rename(s, name, &to));
+                    rest.iter_mut().for_each(|s| s.substitute(name, &to));
                     *name = fresh;
                 }
                 seen.insert(name.clone());
             }
-            Stmt::For { body, .. } => block(body, index, seen, namer),
-            Stmt::If { then, els, .. } => {
-                block(then, index, seen, namer);
-                block(els, index, seen, namer);
+            s => {
+                for b in s.bodies_mut() {
+                    block(b, index, seen, namer);
+                }
             }
-            Stmt::Store { .. } => {}
-        }
-    }
-}
-
-/// Replaces the name `from` by `to` in `s` and the statements nested in
-/// it, except where a loop or reduction variable of that name hides it
-/// (also how `tidy` renames a loop variable in its body).
-pub(super) fn rename(s: &mut Stmt, from: &str, to: &Expr) {
-    match s {
-        Stmt::For { vars, body, .. } => {
-            for v in vars.iter_mut() {
-                v.lo.substitute(from, to);
-                v.hi.substitute(from, to);
-            }
-            if !vars.iter().any(|v| v.name == from) {
-                body.iter_mut().for_each(|t| rename(t, from, to));
-            }
-        }
-        Stmt::Let { value, .. } => value.substitute(from, to),
-        Stmt::Store { idx, value, .. } => {
-            idx.iter_mut().for_each(|e| e.substitute(from, to));
-            value.substitute(from, to);
-        }
-        Stmt::If {
-            cond, then, els, ..
-        } => {
-            cond.substitute(from, to);
-            then.iter_mut().for_each(|t| rename(t, from, to));
-            els.iter_mut().for_each(|t| rename(t, from, to));
         }
     }
 }

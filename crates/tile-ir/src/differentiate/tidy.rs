@@ -35,13 +35,8 @@ pub(super) fn fill(body: &mut Vec<Stmt>, placed: &mut HashMap<usize, Vec<Stmt>>)
             body.extend(placed.remove(&id).unwrap_or_default());
             continue;
         }
-        match &mut s {
-            Stmt::For { body, .. } => fill(body, placed),
-            Stmt::If { then, els, .. } => {
-                fill(then, placed);
-                fill(els, placed);
-            }
-            _ => {}
+        for b in s.bodies_mut() {
+            fill(b, placed);
         }
         body.push(s);
     }
@@ -67,8 +62,7 @@ pub(super) fn unshadow(body: &mut [Stmt], visible: &mut HashSet<String>, namer: 
                             later.lo.substitute(&old, &to);
                             later.hi.substitute(&old, &to);
                         }
-                        body.iter_mut()
-                            .for_each(|t| super::separate_names::rename(t, &old, &to));
+                        body.iter_mut().for_each(|t| t.substitute(&old, &to));
                         vars[k].name = fresh;
                     }
                     visible.insert(vars[k].name.clone());
