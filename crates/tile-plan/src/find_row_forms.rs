@@ -12,6 +12,11 @@
 //! - [`Sharing::InOrder`]: such a row with no reduction to split (a
 //!   running sum), or such a column: one thread runs it in program order.
 //!
+//! A column whose only obstacle is a plain `if` (no loop and no reduction
+//! inside it, its condition included: `if m > 0.0 { y[j] = m }` after a
+//! column max) still splits: the block reduces, and the column's first
+//! thread runs the `if`, as it runs a store.
+//!
 //! The reason of the last two names the statement and its line.
 
 use crate::{lanes_independent, Kernel, Mapping};
@@ -47,8 +52,17 @@ pub fn find_row_forms(kernels: &mut [Kernel]) {
     for k in kernels {
         k.sharing = match (k.mapping, sharing(&k.body)) {
             (Mapping::RowReduction, s) => Some(s),
-            // A column the block cannot split runs on one thread (no
-            // lockstep form for columns).
+            // A column whose only obstacle is a plain `if` splits, the
+            // `if` on the column's first thread; another the block
+            // cannot split runs on one thread (no lockstep form for
+            // columns).
+            (Mapping::ColumnReduction, Sharing::Lockstep(_))
+                if k.body
+                    .iter()
+                    .all(|s| plain_if(s) || unshareable(s).is_none()) =>
+            {
+                Some(Sharing::Split)
+            }
             (Mapping::ColumnReduction, Sharing::Lockstep(why)) => Some(Sharing::InOrder(why)),
             (Mapping::ColumnReduction, s) => Some(s),
             _ => None,
@@ -111,4 +125,16 @@ fn unshareable(s: &Stmt) -> Option<String> {
             .then(|| format!("a store indexed by a reduction at line {line}")),
         Stmt::If { .. } => Some(format!("an `if` at line {line}")),
     }
+}
+
+/// An `if` with no loop and no reduction inside (its condition included):
+/// one thread may run it between a split row's reductions.
+pub fn plain_if(s: &Stmt) -> bool {
+    if !matches!(s, Stmt::If { .. }) {
+        return false;
+    }
+    let mut plain = true;
+    s.walk(&mut |t| plain &= !matches!(t, Stmt::For { .. }));
+    s.walk_exprs(&mut |e| plain &= !e.has_reduction());
+    plain
 }

@@ -509,7 +509,8 @@ pub enum RowStep {
     /// block's first thread stores.
     FirstThreadStore(Stmt),
     /// Statements the block's first thread runs alone, in order (a row the
-    /// block cannot share, with nothing to reduce).
+    /// block cannot share, with nothing to reduce; or a split column's
+    /// plain `if`, after the bindings it reads).
     FirstThread(Vec<Stmt>),
     /// A store in a row that runs in lockstep: every thread computes the
     /// value and the indices, waits at a barrier (every read before any
@@ -656,6 +657,10 @@ fn show_steps(steps: &[RowStep]) -> String {
                 format!("first thread stores {}", name(s))
             }
             RowStep::FirstThreadStore(s) => format!("reduce, first thread stores {}", name(s)),
+            // A split column's plain `if`.
+            RowStep::FirstThread(ss) if matches!(ss.as_slice(), [Stmt::If { .. }]) => {
+                format!("first thread runs {}", name(&ss[0]))
+            }
             RowStep::FirstThread(_) => "first thread runs it alone".to_string(),
             RowStep::LockstepStore(s) => format!("lockstep store {}", name(s)),
             RowStep::LockstepLoop { vars, span, body } => format!(

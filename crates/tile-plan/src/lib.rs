@@ -63,7 +63,7 @@ pub use find_lane_loops::{
 };
 pub use find_quad_accesses::{find_quad_accesses, level_accesses, LevelAccess};
 pub use find_reread_rows::{find_reread_rows, row_level_loads, Reread};
-pub use find_row_forms::{find_row_forms, sharing, Sharing};
+pub use find_row_forms::{find_row_forms, plain_if, sharing, Sharing};
 pub use find_unused_inputs::find_unused_inputs;
 pub use fold_constants::{fold_constants, fold_expr};
 pub use interchange_columns::{

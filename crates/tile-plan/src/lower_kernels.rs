@@ -255,12 +255,19 @@ pub(crate) fn row_steps(
                         steps.push(RowStep::FirstThreadStore(s.clone()));
                         steps.push(RowStep::Barrier(Wait::Writes));
                     }
-                    // A split row has no `if` (find_row_forms).
-                    Stmt::If { .. } => {}
+                    // A plain `if` (a split column's, find_row_forms): the
+                    // first thread runs it, as it runs a store.
+                    s @ Stmt::If { .. } => {
+                        steps.push(RowStep::FirstThread(vec![s.clone()]));
+                        steps.push(RowStep::Barrier(Wait::Writes));
+                    }
                 }
                 a += 1;
             }
-            if !matches!(body.last(), Some(Stmt::For { .. } | Stmt::Store { .. })) {
+            if !matches!(
+                body.last(),
+                Some(Stmt::For { .. } | Stmt::Store { .. } | Stmt::If { .. })
+            ) {
                 steps.push(RowStep::Barrier(Wait::EndOfItem));
             }
             steps

@@ -743,3 +743,43 @@ fn generated_names_are_spelled_in_one_place() {
         found.join("\n")
     );
 }
+
+#[test]
+fn a_plain_if_after_column_reductions_runs_on_the_first_thread_of_a_split_column() {
+    let clipped = "program c(x: in f32[M, N], y: out f32[N]) {
+  for j in 0..N {
+    m = max(i in 0..M: x[i, j])
+    if m > 0.0 { y[j] = m } else { y[j] = 0.0 }
+  }
+}";
+    let program = tile_ir::parse_program(clipped).unwrap();
+    let plan = compile(&program, &Options { fusion: true }).unwrap();
+    assert_eq!(plan.kernels[0].sharing, Some(tile_plan::Sharing::Split));
+    let cuda = lower_kernels(&plan, Target::cuda(8));
+    let k = &cuda.kernels[0];
+    assert_eq!(
+        kinds(&k.steps),
+        ["bind", "first_thread", "barrier:Writes"],
+        "{cuda}"
+    );
+    assert!(
+        cuda.to_string().contains("first thread runs if (line 4)"),
+        "{cuda}"
+    );
+    // An `if` holding a reduction keeps the column on one thread, and
+    // the plan names the statement.
+    let text = "program c(x: in f32[M, N], y: out f32[N]) {
+  for j in 0..N {
+    m = max(i in 0..M: x[i, j])
+    if m > 0.0 { y[j] = sum(i in 0..M: x[i, j]) }
+  }
+}";
+    let program = tile_ir::parse_program(text).unwrap();
+    let plan = compile(&program, &Options { fusion: true }).unwrap();
+    match &plan.kernels[0].sharing {
+        Some(tile_plan::Sharing::InOrder(reason)) => {
+            assert!(reason.contains("an `if` at line 4"), "{reason}")
+        }
+        other => panic!("{other:?}\n{plan}"),
+    }
+}

@@ -5,13 +5,14 @@
 //! neighbouring elements.
 //!
 //! When the block can share a column's statements (bindings and stores
-//! whose reductions do not nest, no `if`), each reduction's range is cut
+//! whose reductions do not nest, plain `if`s), each reduction's range is cut
 //! into `blockDim.y` consecutive slices, one per thread of the column; the
 //! slices' results are combined in slice order by the column's first
 //! thread (`tile_col_*` in the prelude), so the result does not depend on
 //! timing. Reductions the lowering binds together (`BindTogether`) share
 //! one slice range and one loop. Every thread computes the bindings; the
-//! first thread of each column stores. Threads past the last column work
+//! first thread of each column stores, and runs each `if` (no loop and no
+//! reduction inside, find_row_forms). Threads past the last column work
 //! on the last column and never store, so every thread reaches every
 //! barrier. Other bodies run each column on its first thread in program
 //! order (the launch then gives the block one slice).
@@ -131,7 +132,8 @@ fn column_stmt(p: &mut Printer, s: &Stmt, ctx: &mut ColCtx) {
             p.stmts(&store);
             p.close();
         }
-        // `Sharing::Split` (tile-plan) admits neither.
+        // The lowering gives a shared column's loops no step and its
+        // `if`s `RowStep::FirstThread` (find_row_forms).
         Stmt::For { .. } | Stmt::If { .. } => {}
     }
 }
