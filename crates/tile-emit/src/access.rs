@@ -143,7 +143,7 @@ impl Printer<'_> {
     fn elem_read(&self, ty: VTy, at: &str) -> String {
         match ty {
             VTy::F32 | VTy::F64 => at.to_string(),
-            VTy::Int => format!("(({}){at})", self.d.int),
+            VTy::Int => format!("({})", self.d.syntax.cast(self.d.int, at)),
             VTy::Bool => format!("({at} != 0)"),
         }
     }
@@ -155,7 +155,7 @@ impl Printer<'_> {
                 let h = self.helper("tile_sat_i32".to_string());
                 format!("{h}({v})")
             }
-            VTy::Bool => format!("({v} ? 1 : 0)"),
+            VTy::Bool => format!("({})", self.d.syntax.select(v, "1", "0")),
         }
     }
 
@@ -189,11 +189,11 @@ impl Printer<'_> {
                 .collect();
             if check {
                 let c = self.in_box(buf, &dims);
-                self.line(format!("if (!({c})) TILE_FAIL({id});"));
+                self.line(self.d.check(&c, id));
             }
             let read = self.elem_read(ty, &format!("{ptr}[{}]", self.offset(buf, &dims)));
             let st = self.scalar_type(ty);
-            self.line(format!("const {st} {t} = {read};"));
+            self.line(self.d.syntax.decl(st, &t, &read));
             return Val::uni(t, ty);
         }
         let mw = if ty == VTy::Bool { self.mw_default } else { 0 };
@@ -211,7 +211,7 @@ impl Printer<'_> {
                 None => {
                     if check {
                         let c = self.in_box_run(buf, &base);
-                        self.line(format!("if (!({c})) TILE_FAIL({id});"));
+                        self.line(self.d.check(&c, id));
                     }
                     self.line(format!("const {vt} {t} = {ld}({ptr} + {off});"));
                 }
@@ -235,7 +235,7 @@ impl Printer<'_> {
                             *last = format!("({last} + l)");
                         }
                         let c = self.in_box(buf, &lane);
-                        self.line(format!("if (!({c})) TILE_FAIL({id});"));
+                        self.line(self.d.check(&c, id));
                     }
                     let r = lane_read(self, &format!("{ptr}[{off} + l]"));
                     self.line(format!("{t}[l] = {r};"));
@@ -254,7 +254,7 @@ impl Printer<'_> {
         let lane = lane_dims(&dims);
         if check {
             let c = self.in_box(buf, &lane);
-            self.line(format!("if (!({c})) TILE_FAIL({id});"));
+            self.line(self.d.check(&c, id));
         }
         let r = lane_read(self, &format!("{ptr}[{}]", self.offset(buf, &lane)));
         self.line(format!("{t}[l] = {r};"));
@@ -285,7 +285,7 @@ impl Printer<'_> {
                 .collect();
             if check {
                 let c = self.in_box(buf, &dims);
-                self.line(format!("if (!({c})) TILE_FAIL({id});"));
+                self.line(self.d.check(&c, id));
             }
             let w = self.elem_write(ty, &v.code);
             let off = self.offset(buf, &dims);
@@ -308,7 +308,7 @@ impl Printer<'_> {
                 None => {
                     if check {
                         let c = self.in_box_run(buf, &base);
-                        self.line(format!("if (!({c})) TILE_FAIL({id});"));
+                        self.line(self.d.check(&c, id));
                     }
                     self.line(format!("{st}({ptr} + {off}, {});", v.code));
                 }
@@ -331,7 +331,7 @@ impl Printer<'_> {
                             *last = format!("({last} + l)");
                         }
                         let c = self.in_box(buf, &lane);
-                        self.line(format!("if (!({c})) TILE_FAIL({id});"));
+                        self.line(self.d.check(&c, id));
                     }
                     let w = lane_val(self);
                     self.line(format!("{ptr}[{off} + l] = {w};"));
@@ -350,7 +350,7 @@ impl Printer<'_> {
         let lane = lane_dims(&dims);
         if check {
             let c = self.in_box(buf, &lane);
-            self.line(format!("if (!({c})) TILE_FAIL({id});"));
+            self.line(self.d.check(&c, id));
         }
         let w = lane_val(self);
         let off = self.offset(buf, &lane);
@@ -431,7 +431,7 @@ impl Printer<'_> {
         }
         let lines: Vec<String> = conds
             .into_iter()
-            .map(|(c, _, id)| format!("if (!({c})) TILE_FAIL({id});"))
+            .map(|(c, _, id)| self.d.check(&c, id))
             .collect();
         if !lines.is_empty() {
             match level {

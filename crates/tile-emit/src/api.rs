@@ -180,11 +180,7 @@ impl Printer<'_> {
         let int = self.d.int;
         let symbols = self.size_symbols().to_vec();
         for (n, s) in symbols.iter().enumerate() {
-            self.line(format!(
-                "const {int} {} = {};",
-                Printer::size_name(s),
-                size(n)
-            ));
+            self.line(self.d.syntax.decl(int, &Printer::size_name(s), &size(n)));
             self.bind_size(s);
         }
         let written: std::collections::HashSet<&str> = written.iter().map(|w| w.as_str()).collect();
@@ -208,13 +204,10 @@ impl Printer<'_> {
         for (d, dim) in q.dims.iter().enumerate() {
             let lo = self.box_lo(&q.name, d);
             if lo != "0" {
-                self.line(format!("const {int} {lo} = {};", self.size_expr(&dim.lo)));
+                self.line(self.d.syntax.decl(int, &lo, &self.size_expr(&dim.lo)));
             }
-            self.line(format!(
-                "const {int} {} = {};",
-                Printer::box_n(&q.name, d),
-                self.extent(&dim.lo, &dim.hi)
-            ));
+            let n = self.extent(&dim.lo, &dim.hi);
+            self.line(self.d.syntax.decl(int, &Printer::box_n(&q.name, d), &n));
         }
     }
 }

@@ -37,7 +37,8 @@ impl Printer<'_> {
                 let v = self.expr(value, want);
                 let t = self.tmp("val");
                 let ty = self.type_of(&v);
-                self.line(format!("const {ty} {t} = {}; /* {name} */", v.code));
+                let decl = self.d.syntax.decl(&ty, &t, &v.code);
+                self.line(format!("{decl} /* {name} */"));
                 self.scope.push(Bind {
                     name: name.clone(),
                     code: t,
@@ -121,21 +122,23 @@ impl Printer<'_> {
         let hi = self.expr(&lv.hi, Some(VTy::Int));
         let blo = self.tmp("bnd");
         let bhi = self.tmp("bnd");
-        self.line(format!(
-            "const {t} {blo} = {}, {bhi} = {};",
-            lo.code,
-            hi.code,
-            t = self.d.int
-        ));
+        self.line(
+            self.d
+                .syntax
+                .decls(self.d.int, &[(&blo, &lo.code), (&bhi, &hi.code)]),
+        );
         if rest.is_empty() {
             let key = tile_plan::kernel_ir::LoopKey::new(span, &lv.name);
             let vectorize = self.lane_loops.contains(&key);
             self.loop_level(&lv.name, &blo, &bhi, body, vectorize);
         } else {
             let cv = Printer::var_name(&lv.name);
-            self.open(format!(
-                "for ({t} {cv} = {blo}; {cv} < {bhi}; {cv}++)",
-                t = self.d.int
+            self.open(self.d.syntax.for_head(
+                self.d.int,
+                &cv,
+                &blo,
+                &format!("{cv} < {bhi}"),
+                &format!("{cv}++"),
             ));
             let depth = self.scope_len();
             self.bind_loop(&lv.name, &cv);
@@ -164,7 +167,13 @@ impl Printer<'_> {
             self.close();
             self.open(format!("for (; {cv} < {hi}; {cv}++)"));
         } else {
-            self.open(format!("for ({int} {cv} = {lo}; {cv} < {hi}; {cv}++)"));
+            self.open(self.d.syntax.for_head(
+                int,
+                &cv,
+                lo,
+                &format!("{cv} < {hi}"),
+                &format!("{cv}++"),
+            ));
         }
         let depth = self.scope_len();
         self.bind_loop(var, &cv);

@@ -67,6 +67,84 @@ pub struct Dialect {
     /// Blocks of threads, shared memory and barriers, where the target is
     /// a GPU (the printers of [`crate::gpu`]).
     pub gpu: Option<GpuSpelling>,
+    /// How declarations, loops, conversions and choices are written.
+    pub syntax: Syntax,
+    /// The statement that reports failure site `{n}` and leaves the
+    /// kernel (or the slice), after a check fails.
+    pub fail_site: &'static str,
+}
+
+/// How a dialect writes declarations, loop headers, conversions, choices
+/// and integer literals: C's family (C, CUDA C, Metal) or WGSL's. The
+/// printers write these through [`Syntax`] and never spell them
+/// themselves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Syntax {
+    /// `const T x = v;`, `for (T i = lo; ...)`, `(T)x`, `c ? a : b`.
+    C,
+    /// `let x: T = v;`, `for (var i: T = lo; ...)`, `T(x)`,
+    /// `select(b, a, c)`.
+    Wgsl,
+}
+
+impl Syntax {
+    /// The statement binding `name` (of type `t`) to `v` for good.
+    pub fn decl(self, t: &str, name: &str, v: &str) -> String {
+        match self {
+            Syntax::C => format!("const {t} {name} = {v};"),
+            Syntax::Wgsl => format!("let {name}: {t} = {v};"),
+        }
+    }
+
+    /// Several bindings of type `t` on one line.
+    pub fn decls(self, t: &str, items: &[(&str, &str)]) -> String {
+        match self {
+            Syntax::C => {
+                let list: Vec<String> = items.iter().map(|(n, v)| format!("{n} = {v}")).collect();
+                format!("const {t} {};", list.join(", "))
+            }
+            Syntax::Wgsl => {
+                let list: Vec<String> = items.iter().map(|(n, v)| self.decl(t, n, v)).collect();
+                list.join(" ")
+            }
+        }
+    }
+
+    /// The statement declaring the variable `name` (of type `t`), set to
+    /// `v` where given.
+    pub fn var(self, t: &str, name: &str, v: Option<&str>) -> String {
+        match (self, v) {
+            (Syntax::C, Some(v)) => format!("{t} {name} = {v};"),
+            (Syntax::C, None) => format!("{t} {name};"),
+            (Syntax::Wgsl, Some(v)) => format!("var {name}: {t} = {v};"),
+            (Syntax::Wgsl, None) => format!("var {name}: {t};"),
+        }
+    }
+
+    /// A loop's header: `name` (of type `t`) from `lo` while `cond`,
+    /// advanced by the statement `step`.
+    pub fn for_head(self, t: &str, name: &str, lo: &str, cond: &str, step: &str) -> String {
+        match self {
+            Syntax::C => format!("for ({t} {name} = {lo}; {cond}; {step})"),
+            Syntax::Wgsl => format!("for (var {name}: {t} = {lo}; {cond}; {step})"),
+        }
+    }
+
+    /// `x` converted to the scalar type `t`, unparenthesised.
+    pub fn cast(self, t: &str, x: &str) -> String {
+        match self {
+            Syntax::C => format!("({t}){x}"),
+            Syntax::Wgsl => format!("{t}({x})"),
+        }
+    }
+
+    /// `a` where `c` holds, else `b`, unparenthesised.
+    pub fn select(self, c: &str, a: &str, b: &str) -> String {
+        match self {
+            Syntax::C => format!("{c} ? {a} : {b}"),
+            Syntax::Wgsl => format!("select({b}, {a}, {c})"),
+        }
+    }
 }
 
 /// How a GPU dialect spells what the block printers of [`crate::gpu`]
@@ -141,6 +219,12 @@ pub struct VectorSpelling {
 }
 
 impl Dialect {
+    /// The statement that fails site `id` unless `cond` holds.
+    pub fn check(&self, cond: &str, id: impl std::fmt::Display) -> String {
+        let fail = self.fail_site.replace("{n}", &id.to_string());
+        format!("if (!({cond})) {fail}")
+    }
+
     /// The first line of every kernel file: the language, the program and
     /// how many kernels follow.
     pub fn file_header(&self, program: &str, kernels: usize) -> String {
@@ -187,6 +271,8 @@ pub const C: Dialect = Dialect {
     convert: "__builtin_convertvector({x}, {t})",
     unroll: None,
     gpu: None,
+    syntax: Syntax::C,
+    fail_site: "TILE_FAIL({n});",
 };
 
 /// CUDA C: one work item per thread, scalar code, device helpers.
@@ -239,4 +325,6 @@ pub const CUDA: Dialect = Dialect {
         unroll_fully: "#pragma unroll",
         fail: "{ atomicExch(err, {n}); return; }",
     }),
+    syntax: Syntax::C,
+    fail_site: "TILE_FAIL({n});",
 };

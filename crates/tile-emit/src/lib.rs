@@ -41,5 +41,5 @@ mod lower_expr;
 mod printer;
 mod split_full;
 
-pub use dialect::{Dialect, GpuSpelling, VectorSpelling};
+pub use dialect::{Dialect, GpuSpelling, Syntax, VectorSpelling};
 pub use printer::{Printed, Printer, Site, VTy};

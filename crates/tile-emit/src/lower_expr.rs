@@ -217,7 +217,7 @@ impl Printer<'_> {
         }
         let t = self.tmp(kind);
         let ty = self.type_of(&v);
-        self.line(format!("const {ty} {t} = {};", v.code));
+        self.line(self.d.syntax.decl(&ty, &t, &v.code));
         Val { code: t, ..v }
     }
 
@@ -439,7 +439,7 @@ impl Printer<'_> {
                         (a, b)
                     };
                     let (a, b, vary) = self.pair(a, b, false);
-                    let code = format!("({} ? {} : {})", c.code, a.code, b.code);
+                    let code = format!("({})", self.d.syntax.select(&c.code, &a.code, &b.code));
                     return if vary {
                         Val::vec(code, t, a.mw.max(b.mw))
                     } else {
@@ -561,7 +561,7 @@ impl Printer<'_> {
                     let vt = self.vector_type(t, 0);
                     self.d.convert.replace("{x}", &x.code).replace("{t}", vt)
                 } else {
-                    format!("(({}){})", self.scalar_type(t), x.code)
+                    format!("({})", self.d.syntax.cast(self.scalar_type(t), &x.code))
                 };
                 Val {
                     code,

@@ -25,12 +25,9 @@ pub fn one_thread(p: &mut Printer, body: &[Stmt]) {
 
 fn domain_prologue(p: &mut Printer, k: &Kernel) {
     for (d, v) in k.domain.iter().enumerate() {
-        p.line(format!(
-            "const {} dl{d} = {}, dn{d} = {};",
-            p.d.int,
-            p.size_expr(&v.lo),
-            p.extent(&v.lo, &v.hi)
-        ));
+        let (lo, n) = (p.size_expr(&v.lo), p.extent(&v.lo, &v.hi));
+        let (dl, dn) = (format!("dl{d}"), format!("dn{d}"));
+        p.line(p.d.syntax.decls(p.d.int, &[(&dl, &lo), (&dn, &n)]));
     }
     let empty: Vec<String> = (0..k.domain.len()).map(|d| format!("dn{d} <= 0")).collect();
     if !empty.is_empty() {
@@ -45,14 +42,14 @@ fn bind_outer(p: &mut Printer, k: &Kernel, t: &str) {
     if last == 0 {
         return;
     }
-    let int = p.d.int;
-    p.line(format!("{int} q = {t};"));
+    let (int, syn) = (p.d.int, p.d.syntax);
+    p.line(syn.var(int, "q", Some(t)));
     for d in (0..last).rev() {
         let cv = Printer::var_name(&k.domain[d].name);
         if d == 0 {
-            p.line(format!("const {int} {cv} = dl0 + q;"));
+            p.line(syn.decl(int, &cv, "dl0 + q"));
         } else {
-            p.line(format!("const {int} {cv} = dl{d} + q % dn{d};"));
+            p.line(syn.decl(int, &cv, &format!("dl{d} + q % dn{d}")));
             p.line(format!("q /= dn{d};"));
         }
         p.bind_loop(&k.domain[d].name, &cv);
@@ -71,7 +68,7 @@ pub fn element_grid(p: &mut Printer, k: &Kernel) {
     let jname = k.domain[last].name.clone();
     grid_loops(p, k, &format!("dn{last}"), 1, None, |p, c| {
         let jv = Printer::var_name(&jname);
-        p.line(format!("const {} {jv} = dl{last} + {c};", p.d.int));
+        p.line(p.d.syntax.decl(p.d.int, &jv, &format!("dl{last} + {c}")));
         p.bind_loop(&jname, &jv);
         p.stmts(&k.body);
     });
@@ -120,11 +117,14 @@ fn grid_loops(
     } else {
         rows.join(" * ")
     };
-    let (g, int) = (p.gpu(), p.d.int);
-    p.line(format!("const {int} rows = {rows}, cols = {cols};"));
-    p.open(format!(
-        "for ({int} r = {}; r < rows; r += {})",
-        g.block_y, g.blocks_y
+    let (g, int, syn) = (p.gpu(), p.d.int, p.d.syntax);
+    p.line(syn.decls(int, &[("rows", &rows), ("cols", cols)]));
+    p.open(syn.for_head(
+        int,
+        "r",
+        g.block_y,
+        "r < rows",
+        &format!("r += {}", g.blocks_y),
     ));
     let depth = p.scope_len();
     bind_outer(p, k, "r");
@@ -139,10 +139,11 @@ fn grid_loops(
             format!(" * {unroll}")
         },
     );
-    p.open(format!(
-        "for ({int} c = ({int}){} * {bx}{per} + {}; c < cols; c += ({int}){} * {bx}{per})",
-        g.block_x, g.thread_x, g.blocks_x
-    ));
+    let (first, step) = (
+        format!("{} * {bx}{per} + {}", syn.cast(int, g.block_x), g.thread_x),
+        format!("c += {} * {bx}{per}", syn.cast(int, g.blocks_x)),
+    );
+    p.open(syn.for_head(int, "c", &first, "c < cols", &step));
     body(p, "c");
     p.close();
     p.truncate_scope(depth);

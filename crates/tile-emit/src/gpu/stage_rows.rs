@@ -119,7 +119,7 @@ pub(crate) fn print_staging(p: &mut Printer, staged: &[StagedRow], rv: &str) {
         let site = p.new_site(&s.buf, "load");
         p.open(format!("if ({len} > 0)"));
         let (first, off) = p.row_in_box(&s.buf, rv);
-        p.line(format!("if (!({first})) TILE_FAIL({site});"));
+        p.line(p.d.check(&first, site));
         p.line(format!(
             "const float *src = {} + {off} * {len};",
             Printer::ptr_name(&s.buf)
