@@ -37,7 +37,7 @@ impl Printer<'_> {
                 let v = self.expr(value, want);
                 let t = self.tmp("val");
                 let ty = self.type_of(&v);
-                let decl = self.d.syntax.decl(&ty, &t, &v.code);
+                let decl = self.d.syntax.decl(ty, &t, &v.code);
                 self.line(format!("{decl} /* {name} */"));
                 self.scope.push(Bind {
                     name: name.clone(),

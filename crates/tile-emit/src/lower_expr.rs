@@ -217,7 +217,7 @@ impl Printer<'_> {
         }
         let t = self.tmp(kind);
         let ty = self.type_of(&v);
-        self.line(self.d.syntax.decl(&ty, &t, &v.code));
+        self.line(self.d.syntax.decl(ty, &t, &v.code));
         Val { code: t, ..v }
     }
 
