@@ -17,6 +17,7 @@
 //! run. A failed check writes the access's site number to the error word
 //! and returns from the kernel.
 
+use crate::dialect::Syntax;
 use crate::printer::{Kind, Printer, VTy, Val};
 use std::collections::{BTreeMap, HashSet};
 use tile_ir::{Expr, NodeId, Stmt};
@@ -105,7 +106,7 @@ impl Printer<'_> {
     fn in_box(&self, buf: &str, dims: &[String]) -> String {
         if dims.is_empty() {
             // A scalar's one element is always in its box.
-            return "1".to_string();
+            return self.d.syntax.always().to_string();
         }
         let parts: Vec<String> = dims
             .iter()
@@ -251,7 +252,7 @@ impl Printer<'_> {
         if let Some(m) = self.mask.clone() {
             self.line(format!("if (!{}[l]) {{ {t}[l] = 0; continue; }}", m.code));
         }
-        let lane = lane_dims(&dims);
+        let lane = lane_dims(&dims, self.d.syntax);
         if check {
             let c = self.in_box(buf, &lane);
             self.line(self.d.check(&c, id));
@@ -347,7 +348,7 @@ impl Printer<'_> {
         if let Some(m) = self.mask.clone() {
             self.line(format!("if (!{}[l]) continue;", m.code));
         }
-        let lane = lane_dims(&dims);
+        let lane = lane_dims(&dims, self.d.syntax);
         if check {
             let c = self.in_box(buf, &lane);
             self.line(self.d.check(&c, id));
@@ -411,7 +412,7 @@ impl Printer<'_> {
                 .enumerate()
                 .map(|(d, e)| {
                     let a = Affine::of(e)?;
-                    let (lo, hi) = interval(&a, &ranges)?;
+                    let (lo, hi) = interval(&a, &ranges, self.d.syntax)?;
                     Some(self.in_dim(&buf, d, &lo, &hi))
                 })
                 .collect::<Option<Vec<String>>>()
@@ -476,19 +477,19 @@ fn contiguous(dims: &[Dim]) -> Option<Vec<String>> {
 }
 
 /// Per-lane index code (lane variable `l`).
-fn lane_dims(dims: &[Dim]) -> Vec<String> {
+fn lane_dims(dims: &[Dim], syn: Syntax) -> Vec<String> {
     dims.iter()
         .map(|d| match d {
             Dim::Uni(c) => c.clone(),
             Dim::Lin(1, b) => format!("({b} + l)"),
-            Dim::Lin(a, b) => format!("({b} + {} * l)", crate::printer::int_lit(*a)),
+            Dim::Lin(a, b) => format!("({b} + {} * l)", syn.int_lit(*a)),
             Dim::Vary(v) => format!("{v}[l]"),
         })
         .collect()
 }
 
 /// Lowest and highest value of an affine form over `ranges`, as C code.
-fn interval(a: &Affine, ranges: &Ranges) -> Option<(String, String)> {
+fn interval(a: &Affine, ranges: &Ranges, syn: Syntax) -> Option<(String, String)> {
     let mut lo: Vec<String> = Vec::new();
     let mut hi: Vec<String> = Vec::new();
     for (n, &c) in &a.terms {
@@ -497,13 +498,13 @@ fn interval(a: &Affine, ranges: &Ranges) -> Option<(String, String)> {
         let term = |x: &str| match c {
             1 => x.to_string(),
             -1 => format!("-{x}"),
-            c => format!("{} * {x}", crate::printer::int_lit(c)),
+            c => format!("{} * {x}", syn.int_lit(c)),
         };
         lo.push(term(at_lo));
         hi.push(term(at_hi));
     }
     if a.constant != 0 || lo.is_empty() {
-        let k = crate::printer::int_lit(a.constant);
+        let k = syn.int_lit(a.constant);
         lo.push(k.clone());
         hi.push(k);
     }

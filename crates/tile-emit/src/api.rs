@@ -177,12 +177,7 @@ impl Printer<'_> {
         size: &dyn Fn(usize) -> String,
         ptr: &dyn Fn(usize) -> String,
     ) {
-        let int = self.d.int;
-        let symbols = self.size_symbols().to_vec();
-        for (n, s) in symbols.iter().enumerate() {
-            self.line(self.d.syntax.decl(int, &Printer::size_name(s), &size(n)));
-            self.bind_size(s);
-        }
+        self.declare_sizes(size);
         let written: std::collections::HashSet<&str> = written.iter().map(|w| w.as_str()).collect();
         for (i, q) in params.iter().enumerate() {
             self.declare_param(q, written.contains(q.name.as_str()), &ptr(i));
@@ -193,7 +188,6 @@ impl Printer<'_> {
     /// the C code `ptr` (`const` unless `written`) and its box constants
     /// (`lo{d}_{buf}` where the box does not start at 0, `n{d}_{buf}`).
     pub fn declare_param(&mut self, q: &tile_ir::Param, written: bool, ptr: &str) {
-        let int = self.d.int;
         let restrict = self.d.restrict;
         let elem = self.storage_type(q.dtype);
         let c = if written { "" } else { "const " };
@@ -201,6 +195,24 @@ impl Printer<'_> {
             "{c}{elem} *{restrict} {} = ({c}{elem} *){ptr};",
             Printer::ptr_name(&q.name)
         ));
+        self.declare_box(q);
+    }
+
+    /// Declares the size symbols, `size(n)` giving the code of the n-th
+    /// (where a target declares its buffers itself: WGSL's bindings).
+    pub fn declare_sizes(&mut self, size: &dyn Fn(usize) -> String) {
+        let int = self.d.int;
+        let symbols = self.size_symbols().to_vec();
+        for (n, s) in symbols.iter().enumerate() {
+            self.line(self.d.syntax.decl(int, &Printer::size_name(s), &size(n)));
+            self.bind_size(s);
+        }
+    }
+
+    /// Declares a parameter's box constants (`lo{d}_{buf}` where the box
+    /// does not start at 0, `n{d}_{buf}`); its buffer is the target's.
+    pub fn declare_box(&mut self, q: &tile_ir::Param) {
+        let int = self.d.int;
         for (d, dim) in q.dims.iter().enumerate() {
             let lo = self.box_lo(&q.name, d);
             if lo != "0" {

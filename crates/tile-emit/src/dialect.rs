@@ -130,6 +130,35 @@ impl Syntax {
         }
     }
 
+    /// An integer literal of the dialect's integer type (64-bit in C:
+    /// `-5LL`; WGSL's `i32` takes the digits, which the range proof keeps
+    /// within 32 bits).
+    pub fn int_lit(self, v: i64) -> String {
+        match self {
+            Syntax::C if v == i64::MIN => "(-9223372036854775807LL - 1)".to_string(),
+            Syntax::C if v < 0 => format!("(-{}LL)", -(v as i128)),
+            Syntax::C if v > i32::MAX as i64 => format!("{v}LL"),
+            Syntax::Wgsl if v < 0 => format!("({v})"),
+            _ => v.to_string(),
+        }
+    }
+
+    /// A condition that always holds.
+    pub fn always(self) -> &'static str {
+        match self {
+            Syntax::C => "1",
+            Syntax::Wgsl => "true",
+        }
+    }
+
+    /// The statement that leaves the kernel where `c` holds.
+    pub fn leave_if(self, c: &str) -> String {
+        match self {
+            Syntax::C => format!("if ({c}) return;"),
+            Syntax::Wgsl => format!("if ({c}) {{ return; }}"),
+        }
+    }
+
     /// `x` converted to the scalar type `t`, unparenthesised.
     pub fn cast(self, t: &str, x: &str) -> String {
         match self {

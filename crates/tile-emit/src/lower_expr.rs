@@ -232,7 +232,7 @@ impl Printer<'_> {
             }
             Expr::Int(i) => match want {
                 Some(t) if t.is_float() => Val::lit(self.float_lit(*i as f64, t), t),
-                _ => Val::lit(crate::printer::int_lit(*i), VTy::Int),
+                _ => Val::lit(self.d.syntax.int_lit(*i), VTy::Int),
             },
             Expr::Bool(b) => Val::lit(if *b { "true" } else { "false" }.to_string(), VTy::Bool),
             Expr::Var(n) => match self.lookup(n) {

@@ -392,7 +392,7 @@ impl<'a> Printer<'a> {
     pub fn size_expr(&self, e: &Expr) -> String {
         use tile_ir::{BinOp, UnOp};
         match e {
-            Expr::Int(v) => int_lit(*v),
+            Expr::Int(v) => self.d.syntax.int_lit(*v),
             Expr::Var(n) => Self::size_name(n),
             Expr::Unary(UnOp::Neg, a) => format!("(-{})", self.size_expr(a)),
             // Size expressions are evaluated on the host with checked
@@ -561,18 +561,5 @@ impl<'a> Printer<'a> {
                 s
             }
         }
-    }
-}
-
-/// An integer literal that is an `int64_t` in C.
-pub(crate) fn int_lit(v: i64) -> String {
-    if v == i64::MIN {
-        "(-9223372036854775807LL - 1)".to_string()
-    } else if v < 0 {
-        format!("(-{}LL)", -v)
-    } else if v > i32::MAX as i64 {
-        format!("{v}LL")
-    } else {
-        v.to_string()
     }
 }

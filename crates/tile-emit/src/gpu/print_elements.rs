@@ -16,10 +16,10 @@ const VECTOR_LOADS: &str = "vld";
 /// Prints statements that one thread of the grid runs, in order.
 pub fn one_thread(p: &mut Printer, body: &[Stmt]) {
     let g = p.gpu();
-    p.line(format!(
-        "if ({} != 0 || {} != 0) return;",
-        g.block_x, g.thread_x
-    ));
+    p.line(
+        p.d.syntax
+            .leave_if(&format!("{} != 0 || {} != 0", g.block_x, g.thread_x)),
+    );
     p.stmts(body);
 }
 
@@ -31,7 +31,7 @@ fn domain_prologue(p: &mut Printer, k: &Kernel) {
     }
     let empty: Vec<String> = (0..k.domain.len()).map(|d| format!("dn{d} <= 0")).collect();
     if !empty.is_empty() {
-        p.line(format!("if ({}) return;", empty.join(" || ")));
+        p.line(p.d.syntax.leave_if(&empty.join(" || ")));
     }
 }
 

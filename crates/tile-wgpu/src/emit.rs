@@ -1,0 +1,219 @@
+//! WGSL from a plan: the WGSL dialect of the shared printer and the module
+//! around its kernels.
+//!
+//! One module per program:
+//!
+//! ```wgsl
+//! @group(0) @binding(0) var<storage, read> tile_sizes: array<i32>;       // size symbols, program order
+//! @group(0) @binding(1) var<storage, read_write> tile_err: atomic<i32>;  // failure site
+//! @group(0) @binding(2) var<storage, read> p_x: array<f32>;              // parameter 0, and so on
+//! ```
+//!
+//! then the helper library ([`crate::prelude`]) and one entry point per
+//! kernel, `tile_kN`, with workgroups of 256 threads: the element grid's
+//! grid-stride loops over `workgroup_id` and `num_workgroups` as on CUDA
+//! (`tile_emit::gpu::element_grid`). `bool` parameters are stored as `i32`
+//! (0 or 1), since WGSL storage holds no booleans. Failure ids number a
+//! kernel's sites from `n * 1000000 + 1`, as on CUDA.
+
+use crate::prelude::{DEFINED, PRELUDE};
+use crate::WgpuError;
+use tile_emit::{Dialect, GpuSpelling, Printer, Syntax};
+use tile_ir::{DType, Expr, Func, Program, Role};
+use tile_plan::{Kernel, Mapping, Plan};
+
+/// Failure ids: kernel `n`'s sites are numbered from `n * KERNEL_SITES + 1`.
+const KERNEL_SITES: i32 = 1_000_000;
+
+/// WGSL: 32-bit scalars only, one work item per thread.
+pub const WGSL: Dialect = Dialect {
+    name: "wgsl",
+    language: "WGSL",
+    f32: "f32",
+    // Refused before printing (WGSL has no 64-bit floats).
+    f64: "f64",
+    int: "i32",
+    bool_: "bool",
+    store_i32: "i32",
+    store_bool: "i32",
+    f32_suffix: "f",
+    f64_suffix: "",
+    f32_inf: "tile_inf_f32()",
+    f32_nan: "tile_nan_f32()",
+    f64_inf: "tile_inf_f32()",
+    f64_nan: "tile_nan_f32()",
+    f32_ninf: "(-tile_inf_f32())",
+    f64_ninf: "(-tile_inf_f32())",
+    restrict: "",
+    kernel_qualifier: "",
+    helper_qualifier: "",
+    work_item: None,
+    vector: None,
+    math_scalar: "tile_{f}_{t}",
+    math_vector: "tile_{f}_{t}",
+    convert: "{t}({x})",
+    unroll: None,
+    gpu: Some(GpuSpelling {
+        thread_x: "i32(tile_lid.x)",
+        thread_y: "i32(tile_lid.y)",
+        block_x: "i32(tile_wg.x)",
+        block_y: "i32(tile_wg.y)",
+        threads_x: "TILE_WG",
+        threads_y: "1",
+        blocks_x: "i32(tile_nwg.x)",
+        blocks_y: "i32(tile_nwg.y)",
+        barrier: "workgroupBarrier();",
+        shared: "var<workgroup>",
+        shared_rows: "",
+        int32: "i32",
+        quad: "vec4<f32>",
+        quad_of: "vec4<f32>({v})",
+        quad_load: "",
+        quad_store: "",
+        aligned16: "false",
+        buffer: "",
+        min: "min({a}, {v})",
+        unroll_fully: "",
+        fail: "{ tile_fail({n}); return; }",
+    }),
+    syntax: Syntax::Wgsl,
+    fail_site: "{ tile_fail({n}); return; }",
+};
+
+/// Prints the WGSL module for `plan`, or says what it needs that this
+/// target does not print.
+pub fn emit_wgsl(plan: &Plan) -> Result<String, WgpuError> {
+    let program = &plan.program;
+    refuse_unsupported(plan)?;
+    let index = tile_ir::ParamIndex::of(program);
+    let mut source = WGSL.file_header(&program.name, plan.kernels.len());
+    source.push_str("@group(0) @binding(0) var<storage, read> tile_sizes: array<i32>;\n");
+    source.push_str("@group(0) @binding(1) var<storage, read_write> tile_err: atomic<i32>;\n");
+    for (i, q) in program.params.iter().enumerate() {
+        let access = if q.role == Role::In {
+            "read"
+        } else {
+            "read_write"
+        };
+        let elem = match q.dtype {
+            DType::F32 => "f32",
+            DType::I32 | DType::Bool => "i32",
+            DType::F64 => "f64",
+        };
+        source.push_str(&format!(
+            "@group(0) @binding({}) var<storage, {access}> {}: array<{elem}>;\n",
+            i + 2,
+            Printer::ptr_name(&q.name)
+        ));
+    }
+    source.push_str(PRELUDE);
+    for (n, k) in plan.kernels.iter().enumerate() {
+        let mut p = Printer::with_index(&WGSL, program, &index);
+        p.set_site_base((n as i32 * KERNEL_SITES) as u32);
+        p.line(format!(
+            "/* {}: {}{}; stores {}; reads {} */",
+            k.name,
+            k.mapping.name(),
+            k.over(),
+            k.stores.join(", "),
+            k.reads.join(", ")
+        ));
+        p.line("@compute @workgroup_size(256)");
+        p.open(format!(
+            "fn tile_{}(@builtin(local_invocation_id) tile_lid: vec3<u32>, \
+             @builtin(workgroup_id) tile_wg: vec3<u32>, \
+             @builtin(num_workgroups) tile_nwg: vec3<u32>)",
+            k.name
+        ));
+        // The integer helpers' failure argument (the C back ends' error
+        // pointer; WGSL's helpers write `tile_err` themselves).
+        p.line("let err: i32 = 0;");
+        p.declare_sizes(&|n| format!("tile_sizes[{n}]"));
+        for q in k.params_in(program, &index) {
+            p.declare_box(q);
+        }
+        match k.mapping {
+            Mapping::ElementGrid | Mapping::Split => tile_emit::gpu::element_grid(&mut p, k),
+            _ => tile_emit::gpu::one_thread(&mut p, &k.body),
+        }
+        p.close();
+        let printed = p.finish();
+        if !printed.errors.is_empty() {
+            return Err(WgpuError::Unsupported(format!(
+                "kernel {} of `{}`: {}",
+                k.name,
+                program.name,
+                printed.errors.join("; ")
+            )));
+        }
+        if let Some(h) = printed
+            .helpers
+            .iter()
+            .find(|h| !DEFINED.contains(&h.as_str()))
+        {
+            return Err(WgpuError::Unsupported(format!(
+                "kernel {} of `{}` calls `{h}`, which has no WGSL definition yet",
+                k.name, program.name
+            )));
+        }
+        source.push('\n');
+        source.push_str(&printed.code);
+    }
+    Ok(source)
+}
+
+/// Refuses, before any printing, what WGSL cannot hold or this target
+/// does not print yet, naming the parameter, line or kernel.
+fn refuse_unsupported(plan: &Plan) -> Result<(), WgpuError> {
+    let program: &Program = &plan.program;
+    if let Some(q) = program.params.iter().find(|q| q.dtype == DType::F64) {
+        return Err(WgpuError::Unsupported(format!(
+            "parameter `{}` (line {}) is f64, and WGSL has no 64-bit floats: declare it f32",
+            q.name, q.span.line
+        )));
+    }
+    let mut f64_line = None;
+    for s in &program.body {
+        s.walk(&mut |t| {
+            for e in t.exprs() {
+                e.walk(&mut |x| {
+                    if matches!(x, Expr::Call(Func::Cast(DType::F64), _)) {
+                        f64_line.get_or_insert(t.span().line);
+                    }
+                });
+            }
+        });
+    }
+    if let Some(line) = f64_line {
+        return Err(WgpuError::Unsupported(format!(
+            "line {line} converts to f64, and WGSL has no 64-bit floats"
+        )));
+    }
+    for k in &plan.kernels {
+        if !matches!(
+            k.mapping,
+            Mapping::ElementGrid | Mapping::Split | Mapping::Serial
+        ) {
+            return Err(WgpuError::Unsupported(format!(
+                "kernel {} is a {} kernel: the wgpu target prints element and serial kernels only so far",
+                k.name,
+                k.mapping.name()
+            )));
+        }
+        if reduces(k) {
+            return Err(WgpuError::Unsupported(format!(
+                "kernel {} reduces (sum, max or min): the wgpu target prints no reductions yet",
+                k.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn reduces(k: &Kernel) -> bool {
+    let mut found = false;
+    for s in &k.body {
+        s.walk_exprs(&mut |e| found |= e.has_reduction());
+    }
+    found
+}

@@ -1,0 +1,166 @@
+//! The helper library every generated WGSL module carries: the failure
+//! report, infinities and NaN (WGSL has no literals for them, and a
+//! constant expression may not overflow), the math functions the printer's
+//! names refer to with the C library's meaning (`min`/`max` skip a NaN,
+//! `pow` of a negative base with an integer exponent, `log1p`, `expm1` and
+//! `erf`, which WGSL lacks), and integer helpers (truncating division
+//! that reports a zero divisor, saturating conversion).
+
+/// The helper names the prelude defines (the printer's calls are checked
+/// against it before a module is returned).
+pub const DEFINED: &[&str] = &[
+    "tile_exp_f32",
+    "tile_exp2_f32",
+    "tile_log_f32",
+    "tile_log2_f32",
+    "tile_log1p_f32",
+    "tile_expm1_f32",
+    "tile_sqrt_f32",
+    "tile_rsqrt_f32",
+    "tile_tanh_f32",
+    "tile_sigmoid_f32",
+    "tile_erf_f32",
+    "tile_sin_f32",
+    "tile_cos_f32",
+    "tile_floor_f32",
+    "tile_ceil_f32",
+    "tile_abs_f32",
+    "tile_min_f32",
+    "tile_max_f32",
+    "tile_pow_f32",
+    "tile_fma_f32",
+    "tile_abs_i64",
+    "tile_min_i64",
+    "tile_max_i64",
+    "tile_sat_i32",
+    "tile_clampi_i64",
+    "tile_f2i_f32",
+    "tile_idiv_i64",
+    "tile_irem_i64",
+];
+
+/// The prelude text (the same for every program). Integer helpers keep
+/// the C back ends' names (`_i64`: Tile's integer type), on WGSL's `i32`.
+pub const PRELUDE: &str = r#"
+const TILE_WG: i32 = 256;
+
+/* A failed check reports its site (1-based); the caller returns. */
+fn tile_fail(id: i32) { atomicStore(&tile_err, id); }
+
+fn tile_inf_f32() -> f32 { var b = 0x7f800000u; return bitcast<f32>(b); }
+fn tile_nan_f32() -> f32 { var b = 0x7fc00000u; return bitcast<f32>(b); }
+fn tile_isnan_f32(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
+
+fn tile_exp_f32(x: f32) -> f32 { return exp(x); }
+fn tile_exp2_f32(x: f32) -> f32 { return exp2(x); }
+fn tile_log_f32(x: f32) -> f32 {
+  if (x < 0.0) { return tile_nan_f32(); }
+  if (x == 0.0) { return -tile_inf_f32(); }
+  return log(x);
+}
+fn tile_log2_f32(x: f32) -> f32 {
+  if (x < 0.0) { return tile_nan_f32(); }
+  if (x == 0.0) { return -tile_inf_f32(); }
+  return log2(x);
+}
+/* log(1 + x) without losing x's digits near zero (Goldberg's form). */
+fn tile_log1p_f32(x: f32) -> f32 {
+  if (tile_isnan_f32(x) || x > 1.0e30) { return tile_log_f32(x); }
+  let u = 1.0 + x;
+  if (u == 1.0) { return x; }
+  return tile_log_f32(u) * (x / (u - 1.0));
+}
+/* exp(x) - 1 near zero (Kahan's form). */
+fn tile_expm1_f32(x: f32) -> f32 {
+  if (tile_isnan_f32(x) || x > 80.0) { return exp(x); }
+  if (x < -30.0) { return -1.0; }
+  let u = exp(x);
+  if (u == 1.0) { return x; }
+  let um1 = u - 1.0;
+  if (um1 == -1.0) { return -1.0; }
+  return um1 * (x / log(u));
+}
+fn tile_sqrt_f32(x: f32) -> f32 {
+  if (x < 0.0) { return tile_nan_f32(); }
+  return sqrt(x);
+}
+fn tile_rsqrt_f32(x: f32) -> f32 { return 1.0 / tile_sqrt_f32(x); }
+fn tile_tanh_f32(x: f32) -> f32 {
+  if (tile_isnan_f32(x)) { return x; }
+  if (abs(x) > 10.0) { return sign(x); }
+  let e = tile_expm1_f32(2.0 * x);
+  return e / (e + 2.0);
+}
+fn tile_sigmoid_f32(x: f32) -> f32 { return 1.0 / (1.0 + exp(-x)); }
+/* erf: a series near zero, then 1 - erfc by Abramowitz and Stegun 7.1.26
+   refined with exp (absolute error below 1.5e-7). */
+fn tile_erf_f32(x: f32) -> f32 {
+  if (tile_isnan_f32(x)) { return x; }
+  let a = abs(x);
+  if (a < 0.5) {
+    let z = x * x;
+    return x * (1.1283791671 + z * (-0.3761263890 + z * (0.1128379167 + z * (-0.0268661706 + z * 0.0052239776))));
+  }
+  if (a > 4.0) { return sign(x); }
+  let t = 1.0 / (1.0 + 0.3275911 * a);
+  let p = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
+  return sign(x) * (1.0 - p * exp(-a * a));
+}
+fn tile_sin_f32(x: f32) -> f32 { return sin(x); }
+fn tile_cos_f32(x: f32) -> f32 { return cos(x); }
+fn tile_floor_f32(x: f32) -> f32 { return floor(x); }
+fn tile_ceil_f32(x: f32) -> f32 { return ceil(x); }
+fn tile_abs_f32(x: f32) -> f32 { return abs(x); }
+/* As C's fminf and fmaxf: a NaN operand gives the other. */
+fn tile_min_f32(a: f32, b: f32) -> f32 {
+  if (tile_isnan_f32(a)) { return b; }
+  if (tile_isnan_f32(b)) { return a; }
+  return min(a, b);
+}
+fn tile_max_f32(a: f32, b: f32) -> f32 {
+  if (tile_isnan_f32(a)) { return b; }
+  if (tile_isnan_f32(b)) { return a; }
+  return max(a, b);
+}
+/* As C's powf where WGSL leaves pow undefined (a base below zero or
+   zero, an exponent of zero). */
+fn tile_pow_f32(a: f32, b: f32) -> f32 {
+  if (b == 0.0) { return 1.0; }
+  if (tile_isnan_f32(a) || tile_isnan_f32(b)) { return tile_nan_f32(); }
+  if (a == 0.0) {
+    if (b < 0.0) { return tile_inf_f32(); }
+    return 0.0;
+  }
+  if (a < 0.0) {
+    if (floor(b) != b) { return tile_nan_f32(); }
+    let r = pow(-a, b);
+    if (floor(b * 0.5) * 2.0 != b) { return -r; }
+    return r;
+  }
+  return pow(a, b);
+}
+fn tile_fma_f32(a: f32, b: f32, c: f32) -> f32 { return fma(a, b, c); }
+
+fn tile_abs_i64(x: i32) -> i32 { return select(x, -x, x < 0); }
+fn tile_min_i64(a: i32, b: i32) -> i32 { return min(a, b); }
+fn tile_max_i64(a: i32, b: i32) -> i32 { return max(a, b); }
+fn tile_sat_i32(x: i32) -> i32 { return x; }
+fn tile_clampi_i64(x: i32) -> i32 { return x; }
+/* Truncates toward zero and saturates to i32; NaN is 0. */
+fn tile_f2i_f32(x: f32) -> i32 {
+  if (tile_isnan_f32(x)) { return 0; }
+  if (x >= 2147483648.0) { return 2147483647; }
+  if (x <= -2147483648.0) { return -2147483647 - 1; }
+  return i32(x);
+}
+/* Truncating division; a zero divisor or overflow reports site `id`. */
+fn tile_idiv_i64(a: i32, b: i32, e: i32, id: i32) -> i32 {
+  if (b == 0 || (b == -1 && a == -2147483647 - 1)) { tile_fail(id); return 0; }
+  return a / b;
+}
+/* Remainder of the truncating division (the dividend's sign). */
+fn tile_irem_i64(a: i32, b: i32, e: i32, id: i32) -> i32 {
+  if (b == 0 || (b == -1 && a == -2147483647 - 1)) { tile_fail(id); return 0; }
+  return a % b;
+}
+"#;
