@@ -34,7 +34,8 @@ use std::collections::{BTreeMap, HashMap};
 use tile_ir::scope::Scope;
 use tile_ir::{BinOp, DType, Expr, Func, ReduceOp, Sizes, Span, Stmt, UnOp};
 
-/// Magnitude that no size, bound, index or computed integer may reach.
+/// Magnitude that no size, bound, index or computed integer may reach in
+/// 64-bit kernels ([`check_ranges_within`] takes another).
 pub const INDEX_LIMIT: i128 = 1 << 62;
 
 /// Why a launch is refused: a located, plain sentence.
@@ -119,12 +120,26 @@ const I32: Iv = Iv {
 /// kernels' own domains and bodies are walked (what the back ends print),
 /// and every kernel's work items are counted before any launch.
 pub fn check_ranges(plan: &Plan, sizes: &Sizes) -> Result<RangeProof, RangeError> {
+    check_ranges_within(plan, sizes, 62)
+}
+
+/// [`check_ranges`] for a target whose kernels compute in narrower
+/// integers: no integer may reach `2^bits` (62 for 64-bit kernels; 30 for
+/// WGSL's `i32`, so that every check's sum of two such values stays below
+/// 2^31).
+pub fn check_ranges_within(
+    plan: &Plan,
+    sizes: &Sizes,
+    bits: u32,
+) -> Result<RangeProof, RangeError> {
     let program = &plan.program;
     let boxes = tile_ir::args::boxes(program, sizes).map_err(|e| RangeError {
         span: program.span,
         message: format!("{e} (integer overflow or division by zero)"),
     })?;
     let mut c = Checker {
+        limit: 1 << bits,
+        bits,
         program,
         boxes,
         shared: &plan.shared,
@@ -134,11 +149,12 @@ pub fn check_ranges(plan: &Plan, sizes: &Sizes) -> Result<RangeProof, RangeError
         dead: 0,
     };
     for (name, &v) in sizes {
-        if (v as i128).abs() >= INDEX_LIMIT {
+        if (v as i128).abs() >= c.limit {
             return Err(RangeError {
                 span: Span::default(),
                 message: format!(
-                    "size symbol `{name}` = {v} reaches 2^62, beyond what kernels index"
+                    "size symbol `{name}` = {v} reaches 2^{}, beyond what kernels index",
+                    c.bits
                 ),
             });
         }
@@ -148,12 +164,12 @@ pub fn check_ranges(plan: &Plan, sizes: &Sizes) -> Result<RangeProof, RangeError
         let mut numel: i128 = 1;
         for &(lo, hi) in &c.boxes[&p.name] {
             let (lo, hi) = (lo as i128, hi as i128);
-            if lo.abs() >= INDEX_LIMIT || hi.abs() >= INDEX_LIMIT || hi - lo >= INDEX_LIMIT {
+            if lo.abs() >= c.limit || hi.abs() >= c.limit || hi - lo >= c.limit {
                 return Err(RangeError {
                     span: p.span,
                     message: format!(
-                        "the box of `{}` has a bound or extent reaching 2^62 ({lo}..{hi})",
-                        p.name
+                        "the box of `{}` has a bound or extent reaching 2^{} ({lo}..{hi})",
+                        p.name, c.bits
                     ),
                 });
             }
@@ -165,10 +181,13 @@ pub fn check_ranges(plan: &Plan, sizes: &Sizes) -> Result<RangeProof, RangeError
             }
             numel = numel.saturating_mul(hi - lo);
         }
-        if numel >= INDEX_LIMIT {
+        if numel >= c.limit {
             return Err(RangeError {
                 span: p.span,
-                message: format!("the box of `{}` holds 2^62 elements or more", p.name),
+                message: format!(
+                    "the box of `{}` holds 2^{} elements or more",
+                    p.name, c.bits
+                ),
             });
         }
     }
@@ -195,6 +214,10 @@ pub fn check_ranges(plan: &Plan, sizes: &Sizes) -> Result<RangeProof, RangeError
 }
 
 struct Checker<'p> {
+    /// The magnitude no integer may reach (`1 << bits`).
+    limit: i128,
+    /// Its exponent, for messages.
+    bits: u32,
     program: &'p tile_ir::Program,
     /// Every parameter's box at these sizes (for messages).
     boxes: BTreeMap<String, Vec<(i64, i64)>>,
@@ -262,10 +285,13 @@ impl Checker<'_> {
                     let (iv, _, never) = self.range(&v.lo, &v.hi, *span, &v.name)?;
                     empty |= never;
                     work = work.saturating_mul(iv.hi - iv.lo + 1);
-                    if work >= INDEX_LIMIT {
+                    if work >= self.limit {
                         return Err(RangeError {
                             span: *span,
-                            message: "the nest's domain may hold 2^62 points or more".to_string(),
+                            message: format!(
+                                "the nest's domain may hold 2^{} points or more",
+                                self.bits
+                            ),
                         });
                     }
                     self.env.push(v.name.clone(), Some(iv));
@@ -325,23 +351,25 @@ impl Checker<'_> {
             lo: l.lo,
             hi: (h.hi - 1).max(l.lo),
         };
-        if l.magnitude() >= INDEX_LIMIT || h.magnitude() >= INDEX_LIMIT {
+        if l.magnitude() >= self.limit || h.magnitude() >= self.limit {
             return Err(RangeError {
                 span,
                 message: format!(
-                    "a bound of `{var}` ({}..{}) may reach 2^62",
+                    "a bound of `{var}` ({}..{}) may reach 2^{}",
                     self.shown(lo),
-                    self.shown(hi)
+                    self.shown(hi),
+                    self.bits
                 ),
             });
         }
-        if iv.hi - iv.lo >= INDEX_LIMIT {
+        if iv.hi - iv.lo >= self.limit {
             return Err(RangeError {
                 span,
                 message: format!(
-                    "the range of `{var}` ({}..{}) may span 2^62 values or more",
+                    "the range of `{var}` ({}..{}) may span 2^{} values or more",
                     self.shown(lo),
-                    self.shown(hi)
+                    self.shown(hi),
+                    self.bits
                 ),
             });
         }
@@ -368,7 +396,7 @@ impl Checker<'_> {
                 .and_then(|b| b.get(d))
                 .is_some_and(|&(lo, hi)| iv.lo >= lo as i128 && iv.hi < hi as i128);
             self.may_fail |= !inside && self.dead == 0;
-            if iv.magnitude() >= INDEX_LIMIT {
+            if iv.magnitude() >= self.limit {
                 let bounds = self.boxes.get(buf).cloned().unwrap_or_default();
                 return Err(RangeError {
                     span,
@@ -387,12 +415,13 @@ impl Checker<'_> {
                     let Some(r) = self.lookup(n) else { continue };
                     total = total.saturating_add((c as i128).abs().saturating_mul(r.magnitude()));
                 }
-                if total >= INDEX_LIMIT {
+                if total >= self.limit {
                     return Err(RangeError {
                         span,
                         message: format!(
-                            "index `{}` of `{buf}` has terms whose sum may reach 2^62; its bounds check could overflow",
-                            self.shown(e)
+                            "index `{}` of `{buf}` has terms whose sum may reach 2^{}; its bounds check could overflow",
+                            self.shown(e),
+                            self.bits
                         ),
                     });
                 }
@@ -405,14 +434,19 @@ impl Checker<'_> {
     /// booleans); refuses any computed integer reaching the limit.
     fn expr(&mut self, e: &Expr, span: Span) -> Result<Option<Iv>, RangeError> {
         let iv = self.eval(e, span)?;
-        if let (Some(v), false) = (iv, matches!(e, Expr::Int(_))) {
-            if v.magnitude() >= INDEX_LIMIT {
+        // A literal is printed as written, and a load holds a value of
+        // its buffer's `i32` type: neither computes anything that could
+        // wrap (what is computed from them is checked, and an index is
+        // checked by `access`).
+        if let (Some(v), false) = (iv, matches!(e, Expr::Int(_) | Expr::Load { .. })) {
+            if v.magnitude() >= self.limit {
                 return Err(RangeError {
                     span,
                     message: format!(
-                        "the value of `{}` may reach {}, beyond the 2^62 that kernels compute without overflow",
+                        "the value of `{}` may reach {}, beyond the 2^{} that kernels compute without overflow",
                         self.shown(e),
-                        v.extreme()
+                        v.extreme(),
+                        self.bits
                     ),
                 });
             }
@@ -728,5 +762,26 @@ mod tests {
           for i in 0..N { y[i] = sum(j in 9223372036854775800..9223372036854775807: 1.0) } }";
         let e = check(t, &[("N", 4)]).unwrap_err();
         assert!(e.to_string().contains("a bound of `j`"), "{e}");
+    }
+
+    #[test]
+    fn thirty_two_bit_kernels_get_a_narrower_proof() {
+        let within = |text: &str, sizes: &[(&str, i64)], bits| {
+            let p = tile_ir::parse_program(text).unwrap();
+            let plan = crate::compile(&p, &crate::Options::default()).unwrap();
+            let s: Sizes = sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+            check_ranges_within(&plan, &s, bits).map(|_| ())
+        };
+        let copy = "program p(x: in i32[N], y: out i32[N]) { for i in 0..N { y[i] = x[i] } }";
+        within(copy, &[("N", 1000)], 30).unwrap();
+        let e = within(copy, &[("N", 1 << 31)], 30).unwrap_err();
+        assert!(e.to_string().contains("2^30"), "{e}");
+        within(copy, &[("N", 1 << 31)], 62).unwrap();
+        // Arithmetic on a loaded i32 may leave 32 bits (the interpreter
+        // computes it in 64).
+        let add = "program p(x: in i32[N], y: out i32[N]) { for i in 0..N { y[i] = x[i] + 1 } }";
+        let e = within(add, &[("N", 8)], 30).unwrap_err();
+        assert!(e.to_string().contains("beyond the 2^30"), "{e}");
+        within(add, &[("N", 8)], 62).unwrap();
     }
 }

@@ -53,7 +53,7 @@ pub use cache_reduced_values::{
     cache_reduced_values, cache_row, fill_read_back, replace_read_back, scratch_params,
     with_scratch, Cached, ScratchRow,
 };
-pub use check_ranges::{check_ranges, RangeError, RangeProof, INDEX_LIMIT};
+pub use check_ranges::{check_ranges, check_ranges_within, RangeError, RangeProof, INDEX_LIMIT};
 pub use execute::{execute_lowered, execute_plan, EntryPoint, Order};
 pub use find_hazards::{
     find_element_hazards, find_nest_dependency, find_row_hazards, find_split_hazards,
