@@ -23,7 +23,7 @@ use tile_ir::{DType, Expr, Func, Program, Role};
 use tile_plan::{Kernel, Mapping, Plan};
 
 /// Failure ids: kernel `n`'s sites are numbered from `n * KERNEL_SITES + 1`.
-const KERNEL_SITES: i32 = 1_000_000;
+pub(crate) const KERNEL_SITES: i32 = 1_000_000;
 
 /// WGSL: 32-bit scalars only, one work item per thread.
 pub const WGSL: Dialect = Dialect {
@@ -83,6 +83,16 @@ pub const WGSL: Dialect = Dialect {
 /// Prints the WGSL module for `plan`, or says what it needs that this
 /// target does not print.
 pub fn emit_wgsl(plan: &Plan) -> Result<String, WgpuError> {
+    emit(plan).map(|e| e.source)
+}
+
+/// A module and, per kernel, its failure sites.
+pub(crate) struct Emitted {
+    pub source: String,
+    pub sites: Vec<Vec<tile_emit::Site>>,
+}
+
+pub(crate) fn emit(plan: &Plan) -> Result<Emitted, WgpuError> {
     let program = &plan.program;
     refuse_unsupported(plan)?;
     let index = tile_ir::ParamIndex::of(program);
@@ -107,6 +117,7 @@ pub fn emit_wgsl(plan: &Plan) -> Result<String, WgpuError> {
         ));
     }
     source.push_str(PRELUDE);
+    let mut sites = Vec::new();
     for (n, k) in plan.kernels.iter().enumerate() {
         let mut p = Printer::with_index(&WGSL, program, &index);
         p.set_site_base((n as i32 * KERNEL_SITES) as u32);
@@ -158,8 +169,9 @@ pub fn emit_wgsl(plan: &Plan) -> Result<String, WgpuError> {
         }
         source.push('\n');
         source.push_str(&printed.code);
+        sites.push(printed.sites);
     }
-    Ok(source)
+    Ok(Emitted { source, sites })
 }
 
 /// Refuses, before any printing, what WGSL cannot hold or this target

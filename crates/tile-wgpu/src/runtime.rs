@@ -1,0 +1,418 @@
+//! The wgpu runtime: one device per module, the program's WGSL compiled
+//! once into a pipeline per kernel over one bind group layout (sizes,
+//! failure word, every parameter), and calls that check everything before
+//! any work and change nothing when they fail.
+//!
+//! A call binds the arguments (`tile_ir::args`), proves the 32-bit ranges
+//! (`tile_plan::check_ranges_within`, [`crate::INDEX_BITS`]) and checks each
+//! buffer against the adapter's limits; then it uploads every argument,
+//! runs the kernels in order in one compute pass, reads the failure word
+//! and, only when it is zero, copies the written parameters back.
+//! `TILE_WGPU_BACKEND=vulkan|metal|dx12` picks the backend (default: the
+//! platform's primary ones).
+
+use crate::emit::{emit, KERNEL_SITES};
+use crate::WgpuError;
+use std::collections::BTreeMap;
+use tile_ir::{ArgError, Array, ArrayData, DType, Role, Sizes};
+use tile_plan::{Mapping, Plan};
+use wgpu::util::DeviceExt;
+
+/// Threads per workgroup (the kernels' `@workgroup_size`).
+const WORKGROUP: i64 = 256;
+/// Workgroups per dispatch dimension at most (WebGPU's default limit; the
+/// kernels' grid-stride loops cover the rest).
+const MAX_GROUPS: i64 = 65535;
+
+/// A program compiled for one wgpu device.
+pub struct WgpuModule {
+    plan: Plan,
+    source: String,
+    sites: Vec<Vec<tile_emit::Site>>,
+    adapter: String,
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    layout: wgpu::BindGroupLayout,
+    pipelines: Vec<wgpu::ComputePipeline>,
+    limits: wgpu::Limits,
+}
+
+/// The backends `TILE_WGPU_BACKEND` names.
+fn backends() -> Result<wgpu::Backends, WgpuError> {
+    backends_named(std::env::var("TILE_WGPU_BACKEND").ok().as_deref())
+}
+
+fn backends_named(name: Option<&str>) -> Result<wgpu::Backends, WgpuError> {
+    match name {
+        None | Some("") => Ok(wgpu::Backends::PRIMARY),
+        Some("vulkan") => Ok(wgpu::Backends::VULKAN),
+        Some("metal") => Ok(wgpu::Backends::METAL),
+        Some("dx12") => Ok(wgpu::Backends::DX12),
+        Some(other) => Err(WgpuError::Unsupported(format!(
+            "TILE_WGPU_BACKEND={other}: expected vulkan, metal or dx12"
+        ))),
+    }
+}
+
+impl WgpuModule {
+    /// Prints the plan's WGSL, opens a device on the first adapter of the
+    /// chosen backends and compiles a pipeline per kernel.
+    pub fn compile(plan: &Plan) -> Result<WgpuModule, WgpuError> {
+        let emitted = emit(plan)?;
+        let program = &plan.program;
+        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+        desc.backends = backends()?;
+        let instance = wgpu::Instance::new(desc);
+        let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
+            power_preference: wgpu::PowerPreference::HighPerformance,
+            ..Default::default()
+        }))
+        .map_err(|e| WgpuError::NoAdapter(e.to_string()))?;
+        let info = adapter.get_info();
+        let adapter_name = format!("{} ({:?})", info.name, info.backend);
+        let limits = adapter.limits();
+        let bindings = program.params.len() + 2;
+        if bindings > limits.max_storage_buffers_per_shader_stage as usize
+            || bindings > limits.max_bindings_per_bind_group as usize
+        {
+            return Err(WgpuError::Unsupported(format!(
+                "`{}` needs {bindings} storage buffers ({} parameters and Tile's sizes and failure word); the adapter {adapter_name} allows {}",
+                program.name,
+                program.params.len(),
+                limits
+                    .max_storage_buffers_per_shader_stage
+                    .min(limits.max_bindings_per_bind_group)
+            )));
+        }
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("tile"),
+            required_limits: limits.clone(),
+            ..Default::default()
+        }))
+        .map_err(|e| WgpuError::Device(e.to_string()))?;
+        let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some(&program.name),
+            source: wgpu::ShaderSource::Wgsl(emitted.source.as_str().into()),
+        });
+        let entries: Vec<wgpu::BindGroupLayoutEntry> = (0..bindings)
+            .map(|b| wgpu::BindGroupLayoutEntry {
+                binding: b as u32,
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty: wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Storage {
+                        read_only: b == 0 || (b >= 2 && program.params[b - 2].role == Role::In),
+                    },
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            })
+            .collect();
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("tile"),
+            entries: &entries,
+        });
+        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("tile"),
+            bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        });
+        let pipelines = plan
+            .kernels
+            .iter()
+            .map(|k| {
+                let entry = format!("tile_{}", k.name);
+                device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some(&entry),
+                    layout: Some(&pipeline_layout),
+                    module: &module,
+                    entry_point: Some(&entry),
+                    compilation_options: Default::default(),
+                    cache: None,
+                })
+            })
+            .collect();
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(WgpuError::Compile(e.to_string()));
+        }
+        Ok(WgpuModule {
+            plan: plan.clone(),
+            source: emitted.source,
+            sites: emitted.sites,
+            adapter: adapter_name,
+            device,
+            queue,
+            layout,
+            pipelines,
+            limits,
+        })
+    }
+
+    /// The generated WGSL.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// The adapter's name and backend (`llvmpipe (LLVM 15.0.6, 256 bits) (Vulkan)`).
+    pub fn adapter(&self) -> &str {
+        &self.adapter
+    }
+
+    /// Runs the program over `arrays` (one per parameter; written ones are
+    /// updated in place). Every argument is checked before any work; a
+    /// failed check on the device leaves every array unchanged.
+    pub fn run(
+        &self,
+        arrays: &mut BTreeMap<String, Array>,
+        explicit: &Sizes,
+    ) -> Result<(), WgpuError> {
+        let program = &self.plan.program;
+        let sizes = tile_ir::args::bind_arrays(program, arrays, explicit)?;
+        tile_plan::check_ranges_within(&self.plan, &sizes, crate::INDEX_BITS)?;
+        let mut groups = Vec::with_capacity(self.plan.kernels.len());
+        for k in &self.plan.kernels {
+            groups.push(self.groups(k, &sizes)?);
+        }
+        let mut uploads = Vec::with_capacity(program.params.len());
+        for p in &program.params {
+            let a = arrays
+                .get(&p.name)
+                .ok_or_else(|| ArgError::Missing(p.name.clone()))?;
+            let bytes = storage_bytes(a);
+            let limit = self
+                .limits
+                .max_storage_buffer_binding_size
+                .min(self.limits.max_buffer_size);
+            if bytes.len() as u64 > limit {
+                return Err(WgpuError::Unsupported(format!(
+                    "`{}` takes {} bytes; the adapter {} binds at most {limit} bytes per buffer",
+                    p.name,
+                    bytes.len(),
+                    self.adapter
+                )));
+            }
+            uploads.push(bytes);
+        }
+        let symbols: Vec<u8> = program
+            .size_symbols()
+            .iter()
+            .flat_map(|s| (sizes.get(s).copied().unwrap_or(0) as i32).to_le_bytes())
+            .chain([0u8; 4])
+            .collect();
+        let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC;
+        let init = |label: &str, contents: &[u8]| {
+            self.device
+                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some(label),
+                    contents,
+                    usage: storage,
+                })
+        };
+        let sizes_buf = init("tile_sizes", &symbols);
+        let err_buf = init("tile_err", &[0u8; 4]);
+        let bufs: Vec<wgpu::Buffer> = program
+            .params
+            .iter()
+            .zip(&uploads)
+            .map(|(p, bytes)| {
+                // A binding holds at least one word.
+                if bytes.is_empty() {
+                    init(&p.name, &[0u8; 4])
+                } else {
+                    init(&p.name, bytes)
+                }
+            })
+            .collect();
+        let mut entries = vec![
+            wgpu::BindGroupEntry {
+                binding: 0,
+                resource: sizes_buf.as_entire_binding(),
+            },
+            wgpu::BindGroupEntry {
+                binding: 1,
+                resource: err_buf.as_entire_binding(),
+            },
+        ];
+        for (i, b) in bufs.iter().enumerate() {
+            entries.push(wgpu::BindGroupEntry {
+                binding: i as u32 + 2,
+                resource: b.as_entire_binding(),
+            });
+        }
+        let group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("tile"),
+            layout: &self.layout,
+            entries: &entries,
+        });
+        let read_back = |size: u64| {
+            self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("tile read-back"),
+                size,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        };
+        let mut encoder = self
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("tile"),
+            });
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("tile"),
+                timestamp_writes: None,
+            });
+            pass.set_bind_group(0, &group, &[]);
+            for (pipeline, &(x, y)) in self.pipelines.iter().zip(&groups) {
+                pass.set_pipeline(pipeline);
+                pass.dispatch_workgroups(x, y, 1);
+            }
+        }
+        let err_back = read_back(4);
+        encoder.copy_buffer_to_buffer(&err_buf, 0, &err_back, 0, 4);
+        let mut outs = Vec::new();
+        for (i, p) in program.params.iter().enumerate() {
+            if p.role.is_written() && !uploads[i].is_empty() {
+                let size = uploads[i].len() as u64;
+                let back = read_back(size);
+                encoder.copy_buffer_to_buffer(&bufs[i], 0, &back, 0, size);
+                outs.push((i, back));
+            }
+        }
+        self.queue.submit([encoder.finish()]);
+        let site = i32::from_le_bytes(self.read(&err_back)?[..4].try_into().unwrap_or([0; 4]));
+        if site != 0 {
+            return Err(self.failure(site));
+        }
+        let mut results = Vec::with_capacity(outs.len());
+        for (i, back) in &outs {
+            results.push((*i, self.read(back)?));
+        }
+        // Every check passed: commit.
+        for (i, bytes) in results {
+            let p = &program.params[i];
+            if let Some(a) = arrays.get_mut(&p.name) {
+                write_back(a, &bytes);
+            }
+        }
+        Ok(())
+    }
+
+    /// The workgroups of kernel `k` at `sizes`: the element grid's columns
+    /// over x (256 threads each), its rows over y; one for a serial kernel.
+    fn groups(&self, k: &tile_plan::Kernel, sizes: &Sizes) -> Result<(u32, u32), WgpuError> {
+        if k.mapping == Mapping::Serial {
+            return Ok((1, 1));
+        }
+        let ext = k.extents(sizes)?;
+        let (cols, rows) = match ext.split_last() {
+            Some((c, r)) => (*c, r.iter().product::<i64>()),
+            None => (1, 1),
+        };
+        let x = ((cols + WORKGROUP - 1) / WORKGROUP).clamp(1, MAX_GROUPS);
+        let y = rows.clamp(1, MAX_GROUPS);
+        Ok((x as u32, y as u32))
+    }
+
+    /// Maps a read-back buffer and returns its bytes.
+    fn read(&self, buf: &wgpu::Buffer) -> Result<Vec<u8>, WgpuError> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        buf.slice(..).map_async(wgpu::MapMode::Read, move |r| {
+            let _ = tx.send(r);
+        });
+        self.device
+            .poll(wgpu::PollType::Wait {
+                submission_index: None,
+                timeout: None,
+            })
+            .map_err(|e| WgpuError::Device(e.to_string()))?;
+        rx.recv()
+            .map_err(|e| WgpuError::Device(e.to_string()))?
+            .map_err(|e| WgpuError::Device(e.to_string()))?;
+        let bytes = buf
+            .slice(..)
+            .get_mapped_range()
+            .map_err(|e| WgpuError::Device(e.to_string()))?
+            .to_vec();
+        buf.unmap();
+        Ok(bytes)
+    }
+
+    /// The failed check that site id `site` names.
+    fn failure(&self, site: i32) -> WgpuError {
+        let (k, within) = (site / KERNEL_SITES, site % KERNEL_SITES);
+        let kernel = usize::try_from(k)
+            .ok()
+            .and_then(|k| self.plan.kernels.get(k).map(|kk| (k, kk.name.clone())));
+        if let Some((k, name)) = kernel {
+            if let Some(s) = usize::try_from(within - 1)
+                .ok()
+                .and_then(|i| self.sites[k].get(i))
+            {
+                return match s.what {
+                    "div" => WgpuError::IntArith {
+                        kernel: name,
+                        line: s.line,
+                    },
+                    _ => WgpuError::OutOfBounds {
+                        kernel: name,
+                        what: s.what.to_string(),
+                        buf: s.buf.clone(),
+                        line: s.line,
+                    },
+                };
+            }
+        }
+        WgpuError::Device(format!("a check failed with an unknown site id {site}"))
+    }
+}
+
+/// An array's elements as the kernels store them (`bool` as `i32`).
+fn storage_bytes(a: &Array) -> Vec<u8> {
+    match a.data() {
+        ArrayData::Bool(v) => v
+            .iter()
+            .flat_map(|&b| i32::from(b != 0).to_le_bytes())
+            .collect(),
+        ArrayData::F64(_) => Vec::new(),
+        _ => a.as_bytes().to_vec(),
+    }
+}
+
+/// Writes the kernels' elements back into `a`.
+fn write_back(a: &mut Array, bytes: &[u8]) {
+    let words = bytes.chunks_exact(4).map(|c| [c[0], c[1], c[2], c[3]]);
+    let data = match a.dtype() {
+        DType::F32 => ArrayData::F32(words.map(f32::from_le_bytes).collect()),
+        DType::I32 => ArrayData::I32(words.map(i32::from_le_bytes).collect()),
+        DType::Bool => ArrayData::Bool(
+            words
+                .map(|w| u8::from(i32::from_le_bytes(w) != 0))
+                .collect(),
+        ),
+        DType::F64 => return,
+    };
+    if let Ok(new) = Array::new(a.shape().to_vec(), data) {
+        *a = new;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tile_wgpu_backend_names_a_backend_or_is_refused() {
+        assert_eq!(
+            backends_named(Some("vulkan")).unwrap(),
+            wgpu::Backends::VULKAN
+        );
+        assert_eq!(backends_named(None).unwrap(), wgpu::Backends::PRIMARY);
+        let e = backends_named(Some("webgl")).unwrap_err().to_string();
+        assert!(
+            e.contains("TILE_WGPU_BACKEND=webgl: expected vulkan, metal or dx12"),
+            "{e}"
+        );
+    }
+}

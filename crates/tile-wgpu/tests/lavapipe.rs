@@ -1,0 +1,167 @@
+//! Every fixture the wgpu target prints, run on a wgpu adapter (Mesa's
+//! lavapipe on a machine with no GPU) at the shapes of its `# run:` lines
+//! and at ragged ones, fusion on and off, against the FP64 interpreter.
+//! Skips with a message when no adapter exists, unless
+//! `TILE_WGPU_REQUIRE=1` (CI sets it after installing lavapipe).
+#![cfg(feature = "runtime")]
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use tile_ir::{Array, DType, Program, Role, Sizes};
+use tile_wgpu::{WgpuError, WgpuModule};
+
+/// A module, or `None` (with the reason printed) where no adapter exists.
+fn module(plan: &tile_plan::Plan) -> Option<WgpuModule> {
+    match WgpuModule::compile(plan) {
+        Ok(m) => Some(m),
+        Err(WgpuError::NoAdapter(e))
+            if std::env::var("TILE_WGPU_REQUIRE").as_deref() != Ok("1") =>
+        {
+            eprintln!("SKIPPED: no wgpu adapter ({e})");
+            None
+        }
+        Err(e) => panic!("{}: {e}", plan.program.name),
+    }
+}
+
+fn arguments(program: &Program, sizes: &Sizes) -> Option<BTreeMap<String, Array>> {
+    let boxes = tile_ir::args::boxes(program, sizes).ok()?;
+    let mut out = BTreeMap::new();
+    for (n, p) in program.params.iter().enumerate() {
+        let shape: Vec<usize> = boxes[&p.name]
+            .iter()
+            .map(|(lo, hi)| usize::try_from(hi - lo).ok())
+            .collect::<Option<_>>()?;
+        let len: usize = shape.iter().product();
+        let vals: Vec<f64> = (0..len)
+            .map(|k| match p.dtype {
+                DType::I32 => ((k * 7 + n) % 9) as f64 - 4.0,
+                DType::Bool => ((k + n) % 3 == 0) as u8 as f64,
+                _ => {
+                    tile_ir::fixture::input_value(k, n + if p.role == Role::Out { 100 } else { 0 })
+                }
+            })
+            .collect();
+        out.insert(p.name.clone(), Array::from_f64(p.dtype, &shape, &vals));
+    }
+    Some(out)
+}
+
+fn close(dtype: DType, got: f64, want: f64) -> bool {
+    if got.is_nan() || want.is_nan() {
+        return got.is_nan() && want.is_nan();
+    }
+    match dtype {
+        DType::F32 => got == want || (got - want).abs() <= 2e-6 + 2e-5 * want.abs(),
+        _ => got == want,
+    }
+}
+
+#[test]
+fn every_printed_fixture_matches_the_interpreter() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let paths = tile_ir::fixture::tile_files(&[root.join("examples"), root.join("tests/programs")]);
+    let (mut ran, mut failures, mut adapter) = (0, Vec::new(), String::new());
+    let mut refused = Vec::new();
+    for path in &paths {
+        let text = std::fs::read_to_string(path).unwrap();
+        let Ok(programs) = tile_ir::parse_file(&text) else {
+            continue;
+        };
+        for program in &programs {
+            let mut shapes = tile_ir::fixture::run_lines(&text);
+            for v in [[1i64, 1, 1], [3, 127, 5], [5, 1029, 3]] {
+                shapes.push(
+                    program
+                        .size_symbols()
+                        .iter()
+                        .zip(v.iter().cycle())
+                        .map(|(s, v)| (s.clone(), *v))
+                        .collect(),
+                );
+            }
+            for fusion in [true, false] {
+                let Ok(plan) = tile_plan::compile(program, &tile_plan::Options { fusion }) else {
+                    continue;
+                };
+                if tile_wgpu::emit_wgsl(&plan).is_err() {
+                    continue;
+                }
+                let Some(m) = module(&plan) else {
+                    return;
+                };
+                adapter = m.adapter().to_string();
+                for sizes in &shapes {
+                    let Some(args) = arguments(program, sizes) else {
+                        continue;
+                    };
+                    let what = format!(
+                        "{} `{}` fusion {fusion} {sizes:?}",
+                        path.display(),
+                        program.name
+                    );
+                    let mut want = args.clone();
+                    let interp = tile_ir::interp::interpret(program, &mut want, sizes);
+                    let mut got = args.clone();
+                    ran += 1;
+                    match (interp, m.run(&mut got, sizes)) {
+                        (Ok(()), Ok(())) => {}
+                        (
+                            Err(_),
+                            Err(WgpuError::OutOfBounds { .. } | WgpuError::IntArith { .. }),
+                        ) => {
+                            // A failed call changes nothing.
+                            if got != args {
+                                failures
+                                    .push(format!("{what}: a failed call changed its arguments"));
+                            }
+                            continue;
+                        }
+                        (Err(_), Err(WgpuError::Args(_))) => continue,
+                        // Integer arithmetic on loaded `i32` values may
+                        // leave 32 bits, where the interpreter computes in
+                        // 64: refused before launch, by name.
+                        (Ok(()), Err(WgpuError::Range(e))) => {
+                            refused.push(format!("{what}: {e}"));
+                            continue;
+                        }
+                        (a, b) => {
+                            failures.push(format!("{what}: interpreter {a:?}, wgpu {b:?}"));
+                            continue;
+                        }
+                    }
+                    for p in program.params.iter().filter(|p| p.role.is_written()) {
+                        let (g, w) = (&got[&p.name], &want[&p.name]);
+                        if let Some(k) =
+                            (0..w.len()).find(|&k| !close(p.dtype, g.get_f64(k), w.get_f64(k)))
+                        {
+                            failures.push(format!(
+                                "{what}: `{}`[{k}] = {:e}, interpreter {:e}",
+                                p.name,
+                                g.get_f64(k),
+                                w.get_f64(k)
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    eprintln!(
+        "wgpu on {adapter}: {ran} runs, {} refused by the 32-bit range proof:\n{}",
+        refused.len(),
+        refused.join("\n")
+    );
+    assert!(
+        refused.len() * 20 < ran,
+        "{} of {ran} runs refused",
+        refused.len()
+    );
+    assert!(ran >= 100, "only {ran} runs");
+    assert!(
+        failures.is_empty(),
+        "{} of {ran} runs differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
