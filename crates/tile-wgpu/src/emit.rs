@@ -89,6 +89,8 @@ pub fn emit_wgsl(plan: &Plan) -> Result<String, WgpuError> {
 /// A module and, per kernel, its failure sites.
 pub(crate) struct Emitted {
     pub source: String,
+    /// Read by the runtime, to name a failed check.
+    #[cfg_attr(not(feature = "runtime"), allow(dead_code))]
     pub sites: Vec<Vec<tile_emit::Site>>,
 }
 
