@@ -39,9 +39,24 @@ enum Target {
     Cpu,
     /// Generated CUDA C compiled by NVRTC.
     Cuda,
+    /// Generated WGSL run by wgpu (Vulkan, Metal, DirectX 12; Mesa's
+    /// lavapipe without a GPU): element and serial kernels so far, in a
+    /// `tile` built with `--features wgpu`.
+    Wgpu,
 }
 
-/// Targets with generated source.
+/// Targets whose generated source `tile emit` prints.
+#[derive(Clone, Copy, ValueEnum, PartialEq, Debug)]
+enum SourceTarget {
+    /// C for CPUs.
+    Cpu,
+    /// CUDA C.
+    Cuda,
+    /// WGSL for wgpu (element and serial kernels so far).
+    Wgpu,
+}
+
+/// Targets with lowered kernels and benchmarks.
 #[derive(Clone, Copy, ValueEnum, PartialEq, Debug)]
 enum EmitTarget {
     /// C for CPUs.
@@ -116,7 +131,7 @@ enum Command {
         source: Source,
         /// Which back end's source.
         #[arg(long, value_enum)]
-        target: EmitTarget,
+        target: SourceTarget,
         /// `off` emits the control plan.
         #[arg(long, value_enum, default_value = "on")]
         fusion: Fusion,
@@ -354,10 +369,13 @@ fn dispatch(cmd: Command) -> Result<(), String> {
             let plan = tile_plan::compile(&program, &options(fusion))
                 .map_err(|e| load::located(&file, &e.diagnostics))?;
             let text = match target {
-                EmitTarget::Cpu => tile_cpu::emit_c(&plan, &tile_cpu::CpuOptions::default())
+                SourceTarget::Cpu => tile_cpu::emit_c(&plan, &tile_cpu::CpuOptions::default())
                     .map_err(|e| format!("error: {e}"))?,
-                EmitTarget::Cuda => {
+                SourceTarget::Cuda => {
                     tile_cuda::emit_cuda(&plan).map_err(|e| format!("error: {e}"))?
+                }
+                SourceTarget::Wgpu => {
+                    tile_wgpu::emit_wgsl(&plan).map_err(|e| format!("{file}: error: {e}"))?
                 }
             };
             print!("{text}");

@@ -137,6 +137,7 @@ pub fn run(a: RunArgs) -> Result<(), String> {
                 | tile_cuda::CudaError::IntArith { .. }) => format!("{file}: error: {e}"),
                 e => format!("error: {e}"),
             }),
+        Target::Wgpu => run_wgpu(&plan, &mut arrays, &explicit, &file),
     };
     if let Err(e) = ran {
         drop(stage); // removes the staging directory
@@ -156,6 +157,39 @@ pub fn run(a: RunArgs) -> Result<(), String> {
         })
         .collect();
     stage.commit(&outputs)
+}
+
+/// Runs `plan` on wgpu (a `tile` built with `--features wgpu`).
+#[cfg(feature = "wgpu")]
+fn run_wgpu(
+    plan: &tile_plan::Plan,
+    arrays: &mut std::collections::BTreeMap<String, Array>,
+    explicit: &Sizes,
+    file: &str,
+) -> Result<(), String> {
+    tile_wgpu::WgpuModule::compile(plan)
+        .and_then(|m| m.run(arrays, explicit))
+        .map_err(|e| match e {
+            tile_wgpu::WgpuError::Range(r) => located(file, &r),
+            e @ (tile_wgpu::WgpuError::OutOfBounds { .. }
+            | tile_wgpu::WgpuError::IntArith { .. }
+            | tile_wgpu::WgpuError::Unsupported(_)) => format!("{file}: error: {e}"),
+            e => format!("error: {e}"),
+        })
+}
+
+/// Says how to get the wgpu runtime (not a default feature: it adds about
+/// two minutes to a 2-core build).
+#[cfg(not(feature = "wgpu"))]
+fn run_wgpu(
+    plan: &tile_plan::Plan,
+    _: &mut std::collections::BTreeMap<String, Array>,
+    _: &Sizes,
+    file: &str,
+) -> Result<(), String> {
+    // What the target cannot print is said first, as a built one would.
+    tile_wgpu::emit_wgsl(plan).map_err(|e| format!("{file}: error: {e}"))?;
+    Err("error: this `tile` was built without the wgpu runtime; build it with `cargo run --release --features wgpu -- run --target wgpu ...`".to_string())
 }
 
 /// A refused launch, located like any other diagnostic.

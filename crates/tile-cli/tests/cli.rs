@@ -654,3 +654,67 @@ fn grad_prints_a_program_that_runs_and_refusals_have_locations() {
         "{err}"
     );
 }
+
+#[test]
+fn emit_prints_wgsl_and_refuses_what_the_wgpu_target_cannot_run() {
+    let o = tile(&["emit", "--target", "wgpu", &example("sigmoid_pair.tile")]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("@compute @workgroup_size(256)"), "{out}");
+    assert!(
+        out.contains("var<storage, read_write> p_grad: array<f32>;"),
+        "{out}"
+    );
+    let dir = scratch("wgpu-refusals");
+    let f = write(
+        &dir,
+        "rows.tile",
+        "program r(x: in f32[M, N], y: out f32[M]) {\n  for i in 0..M {\n    y[i] = sum(j in 0..N: x[i, j])\n  }\n}\n",
+    );
+    let o = tile(&["emit", "--target", "wgpu", &f]);
+    let (_, err) = text(&o);
+    assert!(!o.status.success());
+    assert!(err.contains("rows.tile: error: the wgpu target cannot run this program: kernel k0 is a row_reduction kernel"), "{err}");
+    // `run` says first what the target cannot print; without the runtime
+    // feature, it says how to build it.
+    let x = save(
+        &dir,
+        "x.npy",
+        &Array::from_f64(tile_ir::DType::F32, &[2, 3], &[1.0; 6]),
+    );
+    let input = format!("x={x}");
+    let o = tile(&[
+        "run",
+        "--target",
+        "wgpu",
+        &f,
+        "--input",
+        &input,
+        "--out-dir",
+        dir.join("o1").to_str().unwrap(),
+    ]);
+    let (_, err) = text(&o);
+    assert!(!o.status.success());
+    assert!(err.contains("row_reduction kernel"), "{err}");
+    let out = dir.join("o2");
+    let o = tile(&[
+        "run",
+        "--target",
+        "wgpu",
+        &example("sigmoid_pair.tile"),
+        "--input",
+        &input,
+        "--out-dir",
+        out.to_str().unwrap(),
+    ]);
+    let (_, err) = text(&o);
+    if o.status.success() {
+        assert!(out.join("grad.npy").exists());
+    } else {
+        assert!(
+            err.contains("--features wgpu") || err.contains("no wgpu adapter"),
+            "{err}"
+        );
+        assert!(!out.exists(), "a failed run wrote {}", out.display());
+    }
+}
