@@ -356,3 +356,21 @@ fn every_full_reduction_has_a_parallel_first_stage_and_a_second() {
         "only {full} full-reduction programs among the fixtures"
     );
 }
+
+/// A binding that takes the name of an earlier reduction's variable, used
+/// in a later loop's index: the lowering and the printer agree that no
+/// check at the loop's entry covers it (printing does not stop).
+#[test]
+fn a_rebound_reduction_variable_prints() {
+    let text = "program q(x: in f32[M, N], idx: in i32[M], y: out f32[M, N]) {
+  for i in 0..M {
+    s = sum(j in 0..N: x[i, j])
+    j = idx[i]
+    for k in 0..N { y[i, k] = x[i, k + j] / s }
+  }
+}";
+    let program = tile_ir::parse_program(text).unwrap();
+    let plan = compile(&program, &Options::default()).unwrap();
+    let src = tile_cuda::emit_cuda(&plan).unwrap();
+    assert!(src.contains("tile_k0"), "{src}");
+}

@@ -161,6 +161,12 @@ pub fn check_ranges_within(
         c.env.push(name.clone(), Some(Iv::point(v as i128)));
     }
     for p in &program.params {
+        // Kernels compute each box's bounds from the sizes: every step of
+        // that arithmetic stays under the limit too.
+        for d in &p.dims {
+            c.int(&d.lo, p.span)?;
+            c.int(&d.hi, p.span)?;
+        }
         let mut numel: i128 = 1;
         for &(lo, hi) in &c.boxes[&p.name] {
             let (lo, hi) = (lo as i128, hi as i128);
@@ -783,5 +789,11 @@ mod tests {
         let e = within(add, &[("N", 8)], 30).unwrap_err();
         assert!(e.to_string().contains("beyond the 2^30"), "{e}");
         within(add, &[("N", 8)], 62).unwrap();
+        // A box's extent is computed in the kernel: each step of it too.
+        let quarter =
+            "program p(x: in f32[N * M / 4], y: out f32[N]) { for i in 0..N { y[i] = x[i] } }";
+        let e = within(quarter, &[("N", 50000), ("M", 50000)], 30).unwrap_err();
+        assert!(e.to_string().contains("N * M"), "{e}");
+        within(quarter, &[("N", 50000), ("M", 50000)], 62).unwrap();
     }
 }

@@ -52,6 +52,22 @@ pub fn find_quad_accesses(
         e.walk(&mut loop_var);
     }
     known.extend(vars);
+    // A name a binding also takes is not known anywhere: the printer's
+    // range facts follow scope, and a binding after a loop of the same
+    // name hides the loop's range (the verifier allows that).
+    let mut bound: Vec<String> = Vec::new();
+    for body in bodies {
+        for s in body.iter() {
+            s.walk(&mut |t| {
+                if let Stmt::Let { name, .. } = t {
+                    bound.push(name.clone());
+                }
+            });
+        }
+    }
+    for b in &bound {
+        known.remove(b);
+    }
     let params = (program, index, &known);
     for body in bodies {
         for s in body.iter() {

@@ -273,6 +273,23 @@ fn contiguous_accesses_are_the_lowerings() {
     let q = lower(bound, Target::cuda(8)).kernels[0].quads.clone();
     assert!(!q.quad("j", "x", &idx("r, j")), "{:?}", q.list());
     assert!(q.quad("k", "x", &idx("i, k")), "{:?}", q.list());
+    // A binding that takes the name of an earlier reduction's variable:
+    // the printer knows no range for it after the binding, so the lowering
+    // counts on none (an access through it is no quad, and printing the
+    // kernel does not stop).
+    let rebound = "program q(x: in f32[M, N], idx: in i32[M], y: out f32[M, N]) {
+  for i in 0..M {
+    s = sum(j in 0..N: x[i, j])
+    j = idx[i]
+    for k in 0..N { y[i, k] = x[i, k + j] / s }
+  }
+}";
+    let program = tile_ir::parse_program(rebound).unwrap();
+    let plan = compile(&program, &Options { fusion: true }).unwrap();
+    let q = lower_kernels(&plan, Target::cuda(8)).kernels[0]
+        .quads
+        .clone();
+    assert!(!q.quad("k", "x", &idx("i, k + j")), "{:?}", q.list());
 }
 
 #[test]

@@ -135,14 +135,16 @@ fn load_name(n: usize) -> String {
     tile_ir::names::generated(LOADED, n)
 }
 
-/// Stops on an access the lowering vectorises without the printer having
-/// printed the entry check that proves it in bounds (the lowering's
-/// [`QuadAccesses`] and the printer's level checks disagree: a bug).
-fn entry_checked(printed: bool, buf: &str) {
-    assert!(
+/// Whether the printer printed the entry check the lowering counts on for
+/// an access of `buf`. They never disagree in the tests (debug builds stop
+/// here); a release build that met a disagreement would print the loop
+/// element by element, checked, rather than load unchecked.
+fn entry_checked(printed: bool, buf: &str) -> bool {
+    debug_assert!(
         printed,
         "internal error: the lowering proves an access of `{buf}` in bounds at its loop's entry, but the printer printed no such check"
     );
+    printed
 }
 
 /// The vector form of `each`, when every load in it is contiguous and
@@ -172,7 +174,9 @@ fn vector(p: &Printer, rl: &RowLoop, each: &Each) -> Option<Vector> {
                         if !rl.quads.quad(rl.var, buf, idx) || value.has_reduction() {
                             return None;
                         }
-                        entry_checked(p.store_checked(s), buf);
+                        if !entry_checked(p.store_checked(s), buf) {
+                            return None;
+                        }
                         exprs.push(value);
                     }
                     _ => return None,
@@ -189,7 +193,10 @@ fn vector(p: &Printer, rl: &RowLoop, each: &Each) -> Option<Vector> {
                     ok = false;
                     return;
                 }
-                entry_checked(p.load_checked(x), buf);
+                if !entry_checked(p.load_checked(x), buf) {
+                    ok = false;
+                    return;
+                }
                 if !loads.iter().any(|(b, i)| b == buf && i == idx) {
                     loads.push((buf.clone(), idx.clone()));
                 }
