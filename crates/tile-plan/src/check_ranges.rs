@@ -440,11 +440,15 @@ impl Checker<'_> {
     /// booleans); refuses any computed integer reaching the limit.
     fn expr(&mut self, e: &Expr, span: Span) -> Result<Option<Iv>, RangeError> {
         let iv = self.eval(e, span)?;
-        // A literal is printed as written, and a load holds a value of
-        // its buffer's `i32` type: neither computes anything that could
-        // wrap (what is computed from them is checked, and an index is
-        // checked by `access`).
-        if let (Some(v), false) = (iv, matches!(e, Expr::Int(_) | Expr::Load { .. })) {
+        // A literal is printed as written, a load holds a value of its
+        // buffer's `i32` type, and a name holds a value checked where it
+        // was computed (a size, a loop's bounds, a binding's value): none
+        // computes anything that could wrap here (what is computed from
+        // them is checked, and an index is checked by `access`).
+        if let (Some(v), false) = (
+            iv,
+            matches!(e, Expr::Int(_) | Expr::Load { .. } | Expr::Var(_)),
+        ) {
             if v.magnitude() >= self.limit {
                 return Err(RangeError {
                     span,
@@ -789,6 +793,11 @@ mod tests {
         let e = within(add, &[("N", 8)], 30).unwrap_err();
         assert!(e.to_string().contains("beyond the 2^30"), "{e}");
         within(add, &[("N", 8)], 62).unwrap();
+        // A loaded value bound to a name and stored is no more
+        // arithmetic than the load itself (simplification binds repeated
+        // loads).
+        let twice = "program p(x: in i32[N], y: out i32[N], z: out i32[N]) { for i in 0..N { y[i] = x[i]\n z[i] = x[i] } }";
+        within(twice, &[("N", 8)], 30).unwrap();
         // A box's extent is computed in the kernel: each step of it too.
         let quarter =
             "program p(x: in f32[N * M / 4], y: out f32[N]) { for i in 0..N { y[i] = x[i] } }";
