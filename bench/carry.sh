@@ -10,6 +10,10 @@ cp target/release/examples/cuda_rows target/release/examples/cuda_pairs target/r
 cp "$(newest gpu)" .device-carry/gpu
 cp "$(newest emit)" .device-carry/emit
 cp "$(newest hostile)" .device-carry/hostile
+# The wgpu target's fixture test, where a release build with the runtime
+# feature exists (cargo test --release -p tile-wgpu --features runtime
+# --no-run): run on the GPU machine's Vulkan driver, if it has one.
+if [ -n "$(newest lavapipe)" ]; then cp "$(newest lavapipe)" .device-carry/wgpu_fixtures; fi
 # The Python package's wheel, and pytest's wheels for a machine without
 # network access.
 rm -rf .device-carry/wheels; mkdir -p .device-carry/wheels
