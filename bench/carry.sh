@@ -14,6 +14,12 @@ cp "$(newest hostile)" .device-carry/hostile
 # feature exists (cargo test --release -p tile-wgpu --features runtime
 # --no-run): run on the GPU machine's Vulkan driver, if it has one.
 if [ -n "$(newest lavapipe)" ]; then cp "$(newest lavapipe)" .device-carry/wgpu_fixtures; fi
+# The GPU machine has NVIDIA's Vulkan driver (nvidia_icd.json) but no
+# Vulkan loader: carry this machine's (Debian's libvulkan1).
+if [ -e /usr/lib/x86_64-linux-gnu/libvulkan.so.1 ]; then
+  mkdir -p .device-carry/lib
+  cp -L /usr/lib/x86_64-linux-gnu/libvulkan.so.1 .device-carry/lib/
+fi
 # The Python package's wheel, and pytest's wheels for a machine without
 # network access.
 rm -rf .device-carry/wheels; mkdir -p .device-carry/wheels

@@ -5,7 +5,8 @@
 #
 #   tests          GPU and NVRTC test binaries (logs: gpu_tests.log)
 #   wgpu           the wgpu target's fixtures on the machine's Vulkan driver,
-#                  if any (wgpu_tests.log; says plainly when there is none)
+#                  if any, with the Vulkan loader carried in .device-carry/lib
+#                  (wgpu_tests.log; says plainly when there is none)
 #   hostile        tests/hostile on interp, cpu and cuda (hostile.log)
 #   rows           row kernels against a copy (cuda_rows.log)
 #   bg-reductions[:C] the reductions group (or cases C) with torch_eager and
@@ -89,7 +90,8 @@ for step in "$@"; do
     ;;
   wgpu)
     { ls /usr/share/vulkan/icd.d /etc/vulkan/icd.d 2>&1; ldconfig -p | grep -i -E "libvulkan|nvidia_icd|GLX_nvidia"; } > "$out/wgpu_tests.log" 2>&1
-    XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-$(mktemp -d)} TILE_WGPU_BACKEND=vulkan "$carry/wgpu_fixtures" --nocapture >> "$out/wgpu_tests.log" 2>&1
+    LD_LIBRARY_PATH="$PWD/$carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+      XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-$(mktemp -d)} TILE_WGPU_BACKEND=vulkan "$carry/wgpu_fixtures" --nocapture >> "$out/wgpu_tests.log" 2>&1
     grep -E "SKIPPED|wgpu on|test result|panicked|differ" "$out/wgpu_tests.log"
     ;;
   hostile)
