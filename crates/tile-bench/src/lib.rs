@@ -14,5 +14,7 @@ pub mod report;
 pub mod run;
 pub mod suite;
 pub mod target;
+#[cfg(feature = "wgpu")]
+mod wgpu;
 
 pub use run::{bench, default_peers, BenchArgs};

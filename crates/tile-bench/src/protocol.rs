@@ -43,9 +43,10 @@ impl Protocol {
     }
 }
 
-/// The phases measured on a target, in order.
+/// The phases measured on a target, in order (wgpu's device phases where
+/// its adapter has timestamp queries; host-timed phases only otherwise).
 pub fn phases(target: &str) -> Vec<&'static str> {
-    if target == "cuda" {
+    if target == "cuda" || (target == "wgpu" && crate::target::device_clock(target)) {
         vec!["gpu_batch", "e2e_batch", "e2e_single", "gpu_single"]
     } else {
         vec!["e2e_batch", "e2e_single"]

@@ -34,9 +34,12 @@ pub struct BenchArgs {
     pub progress: bool,
 }
 
-/// The default peers of a target.
+/// The default peers of a target (none on wgpu: no peer framework runs
+/// on its adapters yet).
 pub fn default_peers(target: &str) -> Vec<String> {
-    let v: &[&str] = if target == "cuda" {
+    let v: &[&str] = if target == "wgpu" {
+        &[]
+    } else if target == "cuda" {
         &[
             "torch_eager",
             "torch_compile",

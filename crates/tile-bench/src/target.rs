@@ -269,6 +269,13 @@ pub fn prepare(target: &str, case: &Case, variant: Variant) -> Result<Prepared, 
     match target {
         "cpu" => crate::cpu::prepare(case, variant),
         "cuda" => crate::cuda::prepare(case, variant),
+        #[cfg(feature = "wgpu")]
+        "wgpu" => crate::wgpu::prepare(case, variant),
+        #[cfg(not(feature = "wgpu"))]
+        "wgpu" => Err(
+            "this `tile` was built without the wgpu runtime: build it with `--features wgpu`"
+                .to_string(),
+        ),
         t => Err(format!(
             "target `{t}` is not supported by this build of tile bench"
         )),
@@ -280,7 +287,20 @@ pub fn device_name(target: &str) -> String {
     match target {
         "cpu" => crate::cpu::device_name(),
         "cuda" => crate::cuda::device_name(),
+        #[cfg(feature = "wgpu")]
+        "wgpu" => crate::wgpu::device_name(),
         t => t.to_string(),
+    }
+}
+
+/// Whether `target` times calls on the device (wgpu: where the adapter
+/// has timestamp queries).
+pub fn device_clock(target: &str) -> bool {
+    match target {
+        "cuda" => true,
+        #[cfg(feature = "wgpu")]
+        "wgpu" => crate::wgpu::timestamps(),
+        _ => false,
     }
 }
 

@@ -56,7 +56,19 @@ enum SourceTarget {
     Wgpu,
 }
 
-/// Targets with lowered kernels and benchmarks.
+/// Targets `tile bench` measures.
+#[derive(Clone, Copy, ValueEnum, PartialEq, Debug)]
+enum BenchTarget {
+    /// Generated C on the CPU.
+    Cpu,
+    /// Generated CUDA C on an NVIDIA GPU.
+    Cuda,
+    /// Generated WGSL through wgpu (a `tile` built with `--features
+    /// wgpu`; element and serial kernels so far).
+    Wgpu,
+}
+
+/// Targets with lowered kernels.
 #[derive(Clone, Copy, ValueEnum, PartialEq, Debug)]
 enum EmitTarget {
     /// C for CPUs.
@@ -238,7 +250,7 @@ struct BenchCmd {
     rtol: Option<f64>,
     /// Where Tile runs.
     #[arg(long, value_enum, default_value = "cpu")]
-    target: EmitTarget,
+    target: BenchTarget,
     /// Cases: groups (`seed`, `controls`, `reductions`, `matrix`, `neural`, `autodiff`, `algorithm`, `all`), graphs or case names,
     /// comma-separated (default: the seed suite).
     #[arg(long, value_delimiter = ',')]
@@ -430,8 +442,9 @@ fn bench(b: BenchCmd) -> Result<(), String> {
         suite,
     } = b;
     let target = match target {
-        EmitTarget::Cpu => "cpu",
-        EmitTarget::Cuda => "cuda",
+        BenchTarget::Cpu => "cpu",
+        BenchTarget::Cuda => "cuda",
+        BenchTarget::Wgpu => "wgpu",
     };
     let protocol = protocol_of(quick, rounds, samples, window_ms, warmup_ms);
     let chosen = match &file {

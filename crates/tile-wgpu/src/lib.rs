@@ -18,7 +18,7 @@ mod runtime;
 
 pub use emit::{emit_wgsl, WGSL};
 #[cfg(feature = "runtime")]
-pub use runtime::WgpuModule;
+pub use runtime::{adapter, WgpuBound, WgpuModule};
 
 /// Bits the range proof keeps every kernel integer under (`i32`, with
 /// room for a check's sum of two: see `tile_plan::check_ranges_within`).

@@ -24,6 +24,19 @@ const WORKGROUP: i64 = 256;
 /// kernels' grid-stride loops cover the rest).
 const MAX_GROUPS: i64 = 65535;
 
+/// A call's arguments on the device ([`WgpuModule::bind`]).
+pub struct WgpuBound {
+    group: wgpu::BindGroup,
+    /// Workgroups per kernel.
+    groups: Vec<(u32, u32)>,
+    err: wgpu::Buffer,
+    bufs: Vec<wgpu::Buffer>,
+    /// Written parameters with data: position and bytes.
+    written: Vec<(usize, u64)>,
+    /// Held for the bind group's life.
+    _sizes: wgpu::Buffer,
+}
+
 /// A program compiled for one wgpu device.
 pub struct WgpuModule {
     plan: Plan,
@@ -35,6 +48,35 @@ pub struct WgpuModule {
     layout: wgpu::BindGroupLayout,
     pipelines: Vec<wgpu::ComputePipeline>,
     limits: wgpu::Limits,
+    /// Whether the device has timestamp queries ([`WgpuModule::device_time`]).
+    timestamps: bool,
+}
+
+/// The adapter `TILE_WGPU_BACKEND` allows (high performance first).
+fn open_adapter() -> Result<wgpu::Adapter, WgpuError> {
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+    desc.backends = backends()?;
+    let instance = wgpu::Instance::new(desc);
+    pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
+        power_preference: wgpu::PowerPreference::HighPerformance,
+        ..Default::default()
+    }))
+    .map_err(|e| WgpuError::NoAdapter(e.to_string()))
+}
+
+fn name_of(adapter: &wgpu::Adapter) -> String {
+    let info = adapter.get_info();
+    format!("{} ({:?})", info.name, info.backend)
+}
+
+/// The adapter a module would run on: its name and backend, and whether
+/// it has timestamp queries (device-timed calls).
+pub fn adapter() -> Result<(String, bool), WgpuError> {
+    let a = open_adapter()?;
+    Ok((
+        name_of(&a),
+        a.features().contains(wgpu::Features::TIMESTAMP_QUERY),
+    ))
 }
 
 /// The backends `TILE_WGPU_BACKEND` names.
@@ -60,16 +102,8 @@ impl WgpuModule {
     pub fn compile(plan: &Plan) -> Result<WgpuModule, WgpuError> {
         let emitted = emit(plan)?;
         let program = &plan.program;
-        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
-        desc.backends = backends()?;
-        let instance = wgpu::Instance::new(desc);
-        let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
-            power_preference: wgpu::PowerPreference::HighPerformance,
-            ..Default::default()
-        }))
-        .map_err(|e| WgpuError::NoAdapter(e.to_string()))?;
-        let info = adapter.get_info();
-        let adapter_name = format!("{} ({:?})", info.name, info.backend);
+        let adapter = open_adapter()?;
+        let adapter_name = name_of(&adapter);
         let limits = adapter.limits();
         let bindings = program.params.len() + 2;
         if bindings > limits.max_storage_buffers_per_shader_stage as usize
@@ -84,9 +118,16 @@ impl WgpuModule {
                     .min(limits.max_bindings_per_bind_group)
             )));
         }
+        // Timestamps time calls on the device where the adapter has them.
+        let timestamps = adapter.features().contains(wgpu::Features::TIMESTAMP_QUERY);
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("tile"),
             required_limits: limits.clone(),
+            required_features: if timestamps {
+                wgpu::Features::TIMESTAMP_QUERY
+            } else {
+                wgpu::Features::empty()
+            },
             ..Default::default()
         }))
         .map_err(|e| WgpuError::Device(e.to_string()))?;
@@ -146,12 +187,18 @@ impl WgpuModule {
             layout,
             pipelines,
             limits,
+            timestamps,
         })
     }
 
     /// The generated WGSL.
     pub fn source(&self) -> &str {
         &self.source
+    }
+
+    /// Whether calls can be timed on the device ([`WgpuModule::device_time`]).
+    pub fn has_timestamps(&self) -> bool {
+        self.timestamps
     }
 
     /// The adapter's name and backend (`llvmpipe (LLVM 15.0.6, 256 bits) (Vulkan)`).
@@ -167,6 +214,20 @@ impl WgpuModule {
         arrays: &mut BTreeMap<String, Array>,
         explicit: &Sizes,
     ) -> Result<(), WgpuError> {
+        let bound = self.bind(arrays, explicit)?;
+        self.launch(&bound);
+        self.finish(&bound)?;
+        self.download(&bound, arrays)
+    }
+
+    /// Checks `arrays` against the program (shapes, the 32-bit range
+    /// proof, the adapter's buffer limits) and uploads them: a call that
+    /// [`WgpuModule::launch`] may start any number of times.
+    pub fn bind(
+        &self,
+        arrays: &BTreeMap<String, Array>,
+        explicit: &Sizes,
+    ) -> Result<WgpuBound, WgpuError> {
         let program = &self.plan.program;
         let sizes = tile_ir::args::bind_arrays(program, arrays, explicit)?;
         tile_plan::check_ranges_within(&self.plan, &sizes, crate::INDEX_BITS)?;
@@ -200,7 +261,9 @@ impl WgpuModule {
             .flat_map(|s| (sizes.get(s).copied().unwrap_or(0) as i32).to_le_bytes())
             .chain([0u8; 4])
             .collect();
-        let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC;
+        let storage = wgpu::BufferUsages::STORAGE
+            | wgpu::BufferUsages::COPY_SRC
+            | wgpu::BufferUsages::COPY_DST;
         let init = |label: &str, contents: &[u8]| {
             self.device
                 .create_buffer_init(&wgpu::util::BufferInitDescriptor {
@@ -245,14 +308,26 @@ impl WgpuModule {
             layout: &self.layout,
             entries: &entries,
         });
-        let read_back = |size: u64| {
-            self.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("tile read-back"),
-                size,
-                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            })
-        };
+        let written = program
+            .params
+            .iter()
+            .enumerate()
+            .filter(|(i, p)| p.role.is_written() && !uploads[*i].is_empty())
+            .map(|(i, _)| (i, uploads[i].len() as u64))
+            .collect();
+        Ok(WgpuBound {
+            group,
+            groups,
+            err: err_buf,
+            bufs,
+            written,
+            _sizes: sizes_buf,
+        })
+    }
+
+    /// Starts every kernel of one call over `bound`, in order, in one
+    /// compute pass (asynchronous: [`WgpuModule::sync`] waits).
+    pub fn launch(&self, bound: &WgpuBound) {
         let mut encoder = self
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
@@ -263,40 +338,137 @@ impl WgpuModule {
                 label: Some("tile"),
                 timestamp_writes: None,
             });
-            pass.set_bind_group(0, &group, &[]);
-            for (pipeline, &(x, y)) in self.pipelines.iter().zip(&groups) {
+            pass.set_bind_group(0, &bound.group, &[]);
+            for (pipeline, &(x, y)) in self.pipelines.iter().zip(&bound.groups) {
                 pass.set_pipeline(pipeline);
                 pass.dispatch_workgroups(x, y, 1);
             }
         }
-        let err_back = read_back(4);
-        encoder.copy_buffer_to_buffer(&err_buf, 0, &err_back, 0, 4);
-        let mut outs = Vec::new();
-        for (i, p) in program.params.iter().enumerate() {
-            if p.role.is_written() && !uploads[i].is_empty() {
-                let size = uploads[i].len() as u64;
-                let back = read_back(size);
-                encoder.copy_buffer_to_buffer(&bufs[i], 0, &back, 0, size);
-                outs.push((i, back));
+        self.queue.submit([encoder.finish()]);
+    }
+
+    /// Device time in seconds of `n` calls over `bound` back to back (all
+    /// their dispatches in one compute pass between two timestamps), or
+    /// `None` where the adapter has no timestamp queries.
+    pub fn device_time(&self, bound: &WgpuBound, n: usize) -> Option<Result<f64, WgpuError>> {
+        if !self.timestamps {
+            return None;
+        }
+        let queries = self.device.create_query_set(&wgpu::QuerySetDescriptor {
+            label: Some("tile timestamps"),
+            ty: wgpu::QueryType::Timestamp,
+            count: 2,
+        });
+        let resolved = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("tile timestamps"),
+            size: 16,
+            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let back = self.read_back(16);
+        let mut encoder = self
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("tile"),
+            });
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("tile timed"),
+                timestamp_writes: Some(wgpu::ComputePassTimestampWrites {
+                    query_set: &queries,
+                    beginning_of_pass_write_index: Some(0),
+                    end_of_pass_write_index: Some(1),
+                }),
+            });
+            pass.set_bind_group(0, &bound.group, &[]);
+            for _ in 0..n {
+                for (pipeline, &(x, y)) in self.pipelines.iter().zip(&bound.groups) {
+                    pass.set_pipeline(pipeline);
+                    pass.dispatch_workgroups(x, y, 1);
+                }
             }
         }
+        encoder.resolve_query_set(&queries, 0..2, &resolved, 0);
+        encoder.copy_buffer_to_buffer(&resolved, 0, &back, 0, 16);
         self.queue.submit([encoder.finish()]);
-        let site = i32::from_le_bytes(self.read(&err_back)?[..4].try_into().unwrap_or([0; 4]));
+        Some(self.read(&back).map(|b| {
+            let t = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or([0; 8]));
+            t(8).saturating_sub(t(0)) as f64 * f64::from(self.queue.get_timestamp_period()) * 1e-9
+        }))
+    }
+
+    /// Waits for every call started so far.
+    pub fn sync(&self) -> Result<(), WgpuError> {
+        self.device
+            .poll(wgpu::PollType::Wait {
+                submission_index: None,
+                timeout: None,
+            })
+            .map(|_| ())
+            .map_err(|e| WgpuError::Device(e.to_string()))
+    }
+
+    /// Waits for the calls started over `bound` and reads the failure
+    /// word: the failed check it names, if any (the word is then cleared,
+    /// so the binding may run again).
+    pub fn finish(&self, bound: &WgpuBound) -> Result<(), WgpuError> {
+        let back = self.read_back(4);
+        let mut encoder = self
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("tile"),
+            });
+        encoder.copy_buffer_to_buffer(&bound.err, 0, &back, 0, 4);
+        self.queue.submit([encoder.finish()]);
+        let word = self.read(&back)?;
+        let site = i32::from_le_bytes(word[..4].try_into().unwrap_or([0; 4]));
         if site != 0 {
+            self.queue.write_buffer(&bound.err, 0, &[0u8; 4]);
             return Err(self.failure(site));
         }
-        let mut results = Vec::with_capacity(outs.len());
-        for (i, back) in &outs {
+        Ok(())
+    }
+
+    /// Copies the written parameters of `bound` into `arrays` (call after
+    /// [`WgpuModule::finish`] found no failure).
+    pub fn download(
+        &self,
+        bound: &WgpuBound,
+        arrays: &mut BTreeMap<String, Array>,
+    ) -> Result<(), WgpuError> {
+        let mut encoder = self
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("tile"),
+            });
+        let mut backs = Vec::with_capacity(bound.written.len());
+        for &(i, size) in &bound.written {
+            let back = self.read_back(size);
+            encoder.copy_buffer_to_buffer(&bound.bufs[i], 0, &back, 0, size);
+            backs.push((i, back));
+        }
+        self.queue.submit([encoder.finish()]);
+        let mut results = Vec::with_capacity(backs.len());
+        for (i, back) in &backs {
             results.push((*i, self.read(back)?));
         }
-        // Every check passed: commit.
+        // Every read succeeded: commit.
         for (i, bytes) in results {
-            let p = &program.params[i];
+            let p = &self.plan.program.params[i];
             if let Some(a) = arrays.get_mut(&p.name) {
                 write_back(a, &bytes);
             }
         }
         Ok(())
+    }
+
+    fn read_back(&self, size: u64) -> wgpu::Buffer {
+        self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("tile read-back"),
+            size,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        })
     }
 
     /// The workgroups of kernel `k` at `sizes`: the element grid's columns
