@@ -181,12 +181,17 @@ fn validation_reason(v: &Value) -> String {
 /// How every figure below was computed.
 fn caveats(md: &mut String, meta: &Value) {
     let _ = writeln!(md, "\n## Caveats\n");
+    let gpu = if meta["target"] == "wgpu" {
+        "`gpu_*` phases time the adapter's timestamp queries around a compute pass holding the timed calls (measured only where the adapter has them)."
+    } else {
+        "`gpu_*` phases (CUDA only) time device events."
+    };
     let _ = writeln!(
         md,
         "- Times are per invocation in microseconds: the median over rounds of each round's median sample (a sample is one timed batch divided by its invocation count N); ranges are the smallest and largest per-invocation sample of all rounds.\n\
          - Ratios are Tile `fused` over the other entry, computed within each round and then the median over rounds; below 1 means Tile is faster.\n\
          - Outputs are preallocated for Tile and every peer that allows it; eager peers run their preallocated `out=` chains, so they pay no allocation either.\n\
-         - Inputs, compilation, allocation, upload and download are outside every timed region. `e2e_*` phases time the host call plus synchronisation; `gpu_*` phases time device events (CUDA events; wgpu timestamp queries, where the adapter has them).\n\
+         - Inputs, compilation, allocation, upload and download are outside every timed region. `e2e_*` phases time the host call plus synchronisation; {gpu}\n\
          - Shapes whose inputs and outputs fit in the last-level cache (1x127 and 37x1537 here) measure cache-resident data: repeated invocations reuse the same buffers, the same for every framework.\n\
          - Phases are reported as measured; no phase is subtracted from another."
     );

@@ -446,6 +446,9 @@ fn bench(b: BenchCmd) -> Result<(), String> {
         BenchTarget::Cuda => "cuda",
         BenchTarget::Wgpu => "wgpu",
     };
+    if target == "wgpu" && !cfg!(feature = "wgpu") {
+        return Err("error: this `tile` was built without the wgpu runtime; build it with `cargo run --release --features wgpu -- bench --target wgpu ...`".to_string());
+    }
     let protocol = protocol_of(quick, rounds, samples, window_ms, warmup_ms);
     let chosen = match &file {
         Some(path) => {
