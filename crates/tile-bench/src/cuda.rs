@@ -5,7 +5,7 @@
 use crate::protocol::Invoker;
 use crate::suite::Case;
 use crate::target::{
-    arguments, f32_arrays, plan_record, plan_variant, Prepared, PreparedRun, Variant,
+    arguments, f32_arrays, f32_values, plan_record, plan_variant, Prepared, PreparedRun, Variant,
 };
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -54,9 +54,7 @@ impl PreparedRun for CudaRun {
         f32_arrays(&self.arrays, &self.outputs)
     }
     fn inputs(&self) -> Vec<Vec<f32>> {
-        f32_arrays(&self.arrays, &self.inputs)
-            .map(|v| v.into_iter().map(|(_, d)| d).collect())
-            .unwrap_or_default()
+        f32_values(&self.arrays, &self.inputs)
     }
 }
 

@@ -94,6 +94,14 @@ pub fn f32_arrays(
         .collect()
 }
 
+/// The values of the named arrays, in order (none where one is not `f32`
+/// or `i32`).
+pub fn f32_values(arrays: &BTreeMap<String, Array>, names: &[String]) -> Vec<Vec<f32>> {
+    f32_arrays(arrays, names)
+        .map(|v| v.into_iter().map(|(_, d)| d).collect())
+        .unwrap_or_default()
+}
+
 /// Plans a case's program for a variant.
 pub fn plan_variant(case: &Case, variant: Variant) -> Result<Plan, String> {
     let program =

@@ -75,3 +75,12 @@ pub(crate) fn name_loads(
 pub(crate) fn spell(pattern: &str, a: &str, v: &str) -> String {
     pattern.replace("{a}", a).replace("{v}", v)
 }
+
+/// Binds the program's name `name` to a new value holding the lowered
+/// code `code` of type `ty` (a row's or a column's binding).
+pub(crate) fn bind_lowered(p: &mut crate::Printer, name: &str, code: &str, ty: crate::VTy) {
+    let t = p.tmp("val");
+    let decl = p.d.syntax.decl(p.scalar_type(ty), &t, code);
+    p.line(format!("{decl} /* {name} */"));
+    p.bind_value(name, &t, ty);
+}

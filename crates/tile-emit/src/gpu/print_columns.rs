@@ -111,12 +111,7 @@ fn column_stmt(p: &mut Printer, s: &Stmt, ctx: &mut ColCtx) {
             let mut v = value.clone();
             lower_reductions(p, &mut v, ctx);
             let (code, ty) = p.lower(&v);
-            let t = p.tmp("val");
-            p.line(format!(
-                "const {} {t} = {code}; /* {name} */",
-                p.scalar_type(ty)
-            ));
-            p.bind_value(name, &t, ty);
+            crate::gpu::bind_lowered(p, name, &code, ty);
         }
         Stmt::Store {
             buf,
