@@ -5,47 +5,12 @@
 //! `TILE_WGPU_REQUIRE=1` (CI sets it after installing lavapipe).
 #![cfg(feature = "runtime")]
 
-use std::collections::BTreeMap;
+mod common;
+
+use common::module;
 use std::path::Path;
-use tile_ir::{Array, DType, Program, Role, Sizes};
-use tile_wgpu::{WgpuError, WgpuModule};
-
-/// A module, or `None` (with the reason printed) where no adapter exists.
-fn module(plan: &tile_plan::Plan) -> Option<WgpuModule> {
-    match WgpuModule::compile(plan) {
-        Ok(m) => Some(m),
-        Err(WgpuError::NoAdapter(e))
-            if std::env::var("TILE_WGPU_REQUIRE").as_deref() != Ok("1") =>
-        {
-            eprintln!("SKIPPED: no wgpu adapter ({e})");
-            None
-        }
-        Err(e) => panic!("{}: {e}", plan.program.name),
-    }
-}
-
-fn arguments(program: &Program, sizes: &Sizes) -> Option<BTreeMap<String, Array>> {
-    let boxes = tile_ir::args::boxes(program, sizes).ok()?;
-    let mut out = BTreeMap::new();
-    for (n, p) in program.params.iter().enumerate() {
-        let shape: Vec<usize> = boxes[&p.name]
-            .iter()
-            .map(|(lo, hi)| usize::try_from(hi - lo).ok())
-            .collect::<Option<_>>()?;
-        let len: usize = shape.iter().product();
-        let vals: Vec<f64> = (0..len)
-            .map(|k| match p.dtype {
-                DType::I32 => ((k * 7 + n) % 9) as f64 - 4.0,
-                DType::Bool => ((k + n) % 3 == 0) as u8 as f64,
-                _ => {
-                    tile_ir::fixture::input_value(k, n + if p.role == Role::Out { 100 } else { 0 })
-                }
-            })
-            .collect();
-        out.insert(p.name.clone(), Array::from_f64(p.dtype, &shape, &vals));
-    }
-    Some(out)
-}
+use tile_ir::DType;
+use tile_wgpu::WgpuError;
 
 fn close(dtype: DType, got: f64, want: f64) -> bool {
     if got.is_nan() || want.is_nan() {
@@ -96,7 +61,7 @@ fn every_printed_fixture_matches_the_interpreter() {
                 };
                 adapter = m.adapter().to_string();
                 for sizes in &shapes {
-                    let Some(args) = arguments(program, sizes) else {
+                    let Some(args) = tile_ir::fixture::arguments(program, sizes) else {
                         continue;
                     };
                     let what = format!(

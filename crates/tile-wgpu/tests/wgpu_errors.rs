@@ -3,26 +3,16 @@
 //! `lavapipe.rs`).
 #![cfg(feature = "runtime")]
 
+mod common;
+
+use common::module;
 use std::collections::BTreeMap;
 use tile_ir::{Array, DType, Sizes};
-use tile_wgpu::{WgpuError, WgpuModule};
+use tile_wgpu::WgpuError;
 
 fn plan(text: &str) -> tile_plan::Plan {
     let program = tile_ir::parse_program(text).unwrap();
     tile_plan::compile(&program, &tile_plan::Options::default()).unwrap()
-}
-
-fn module(plan: &tile_plan::Plan) -> Option<WgpuModule> {
-    match WgpuModule::compile(plan) {
-        Ok(m) => Some(m),
-        Err(WgpuError::NoAdapter(e))
-            if std::env::var("TILE_WGPU_REQUIRE").as_deref() != Ok("1") =>
-        {
-            eprintln!("SKIPPED: no wgpu adapter ({e})");
-            None
-        }
-        Err(e) => panic!("{e}"),
-    }
 }
 
 #[test]

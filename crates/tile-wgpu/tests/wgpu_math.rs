@@ -5,23 +5,16 @@
 //! negatives. Skips with a message where no adapter exists.
 #![cfg(feature = "runtime")]
 
+mod common;
+
+use common::module;
 use std::collections::BTreeMap;
 use tile_ir::{Array, DType, Sizes};
-use tile_wgpu::{WgpuError, WgpuModule};
 
 fn run(text: &str, a: &[f64], b: &[f64]) -> Option<(Vec<f64>, Vec<f64>)> {
     let program = tile_ir::parse_program(text).unwrap();
     let plan = tile_plan::compile(&program, &tile_plan::Options::default()).unwrap();
-    let m = match WgpuModule::compile(&plan) {
-        Ok(m) => m,
-        Err(WgpuError::NoAdapter(e))
-            if std::env::var("TILE_WGPU_REQUIRE").as_deref() != Ok("1") =>
-        {
-            eprintln!("SKIPPED: no wgpu adapter ({e})");
-            return None;
-        }
-        Err(e) => panic!("{e}"),
-    };
+    let m = module(&plan)?;
     let n = a.len();
     let args = BTreeMap::from([
         ("a".to_string(), Array::from_f64(DType::F32, &[n], a)),
