@@ -241,8 +241,8 @@ impl Printer<'_> {
     }
 
     /// Accumulator type of a reduction producing `t`.
-    fn acc_type(op: ReduceOp, t: VTy) -> VTy {
-        if op == ReduceOp::Sum && t == VTy::F32 {
+    fn acc_type(&self, op: ReduceOp, t: VTy) -> VTy {
+        if op == ReduceOp::Sum && t == VTy::F32 && self.d.f32_sums_in_f64 {
             VTy::F64
         } else {
             t
@@ -259,8 +259,17 @@ impl Printer<'_> {
             // the interpreter).
             (_, VTy::F32) => self.d.f32_nan.to_string(),
             (_, VTy::F64) => self.d.f64_nan.to_string(),
-            (ReduceOp::Max, _) => "INT64_MIN".to_string(),
-            (ReduceOp::Min, _) => "INT64_MAX".to_string(),
+            (ReduceOp::Max, _) => self.int_extreme(false),
+            (ReduceOp::Min, _) => self.int_extreme(true),
+        }
+    }
+
+    /// The least (or greatest) integer, as `INT64_MIN` in C.
+    fn int_extreme(&self, max: bool) -> String {
+        match (self.d.syntax, max) {
+            (crate::Syntax::C, false) => "INT64_MIN".to_string(),
+            (crate::Syntax::C, true) => "INT64_MAX".to_string(),
+            (s, _) => s.int_extreme(max),
         }
     }
 
@@ -269,8 +278,8 @@ impl Printer<'_> {
         match (op, t) {
             (ReduceOp::Sum, VTy::Int) => "0".to_string(),
             (ReduceOp::Sum, _) => self.float_lit(0.0, t),
-            (ReduceOp::Max, VTy::Int) => "INT64_MIN".to_string(),
-            (ReduceOp::Min, VTy::Int) => "INT64_MAX".to_string(),
+            (ReduceOp::Max, VTy::Int) => self.int_extreme(false),
+            (ReduceOp::Min, VTy::Int) => self.int_extreme(true),
             (ReduceOp::Max, _) => self.float_lit(f64::NEG_INFINITY, t),
             (ReduceOp::Min, _) => self.float_lit(f64::INFINITY, t),
         }
@@ -319,7 +328,7 @@ impl Printer<'_> {
         (cv, bhi): (&str, &str),
         vacc: &str,
     ) {
-        let at = Printer::acc_type(op, t);
+        let at = self.acc_type(op, t);
         let int = self.d.int;
         let l = self.lanes();
         let avt = self.vector_type(at, 0);
@@ -376,11 +385,11 @@ impl Printer<'_> {
         body: &Expr,
         t: VTy,
     ) -> Val {
-        let at = Printer::acc_type(op, t);
+        let at = self.acc_type(op, t);
         let int = self.d.int;
         let red = self.tmp("red");
         let st = self.scalar_type(t);
-        self.line(format!("{st} {red};"));
+        self.line(self.d.syntax.var(st, &red, None));
         self.open("");
         let (blo, bhi) = self.range_bounds(lo, hi);
         self.precheck(Some((var, &blo, &bhi)), &[], &[body]);
@@ -422,8 +431,9 @@ impl Printer<'_> {
             self.line(format!("{ast} {acc} = {h}({vacc});"));
             self.open(format!("for (; {cv} < {bhi}; {cv}++)"));
         } else {
-            self.line(format!("{ast} {acc} = {init};"));
-            self.open(format!("for ({int} {cv} = {blo}; {cv} < {bhi}; {cv}++)"));
+            self.line(self.d.syntax.var(ast, &acc, Some(&init)));
+            let (cond, step) = (format!("{cv} < {bhi}"), format!("{cv}++"));
+            self.open(self.d.syntax.for_head(int, &cv, &blo, &cond, &step));
         }
         let depth = self.scope_len();
         self.bind_loop(var, &cv);
@@ -447,10 +457,11 @@ impl Printer<'_> {
         let hi_v = self.expr(hi, Some(VTy::Int));
         let blo = self.tmp("bnd");
         let bhi = self.tmp("bnd");
-        self.line(format!(
-            "const {int} {blo} = {}, {bhi} = {};",
-            lo_v.code, hi_v.code
-        ));
+        let decls = self
+            .d
+            .syntax
+            .decls(int, &[(&blo, &lo_v.code), (&bhi, &hi_v.code)]);
+        self.line(decls);
         (blo, bhi)
     }
 
@@ -464,17 +475,18 @@ impl Printer<'_> {
         red: &str,
         (blo, bhi): (&str, &str),
     ) {
-        let at = Printer::acc_type(op, t);
+        let at = self.acc_type(op, t);
         let fin = if at == t {
             acc.to_string()
         } else {
-            format!("(({}){acc})", self.scalar_type(t))
+            format!("({})", self.d.syntax.cast(self.scalar_type(t), acc))
         };
         if op == ReduceOp::Sum {
             self.line(format!("{red} = {fin};"));
         } else {
             let e = self.empty_value(op, t);
-            self.line(format!("{red} = {bhi} > {blo} ? {fin} : {e};"));
+            let c = format!("{bhi} > {blo}");
+            self.line(format!("{red} = {};", self.d.syntax.select(&c, &fin, &e)));
         }
     }
 
@@ -506,7 +518,7 @@ impl Printer<'_> {
         let int = self.d.int;
         for (_, _, t, red) in &parts {
             let st = self.scalar_type(*t);
-            self.line(format!("{st} {red};"));
+            self.line(self.d.syntax.var(st, red, None));
         }
         self.open("");
         let (blo, bhi) = self.range_bounds(lo, hi);
@@ -515,20 +527,21 @@ impl Printer<'_> {
         let cv = Printer::var_name(var);
         let mut accs = Vec::new();
         for (op, _, t, _) in &parts {
-            let at = Printer::acc_type(*op, *t);
+            let at = self.acc_type(*op, *t);
             let acc = self.tmp("acc");
             let (ast, init) = (self.scalar_type(at), self.acc_init(*op, at));
-            self.line(format!("{ast} {acc} = {init};"));
+            self.line(self.d.syntax.var(ast, &acc, Some(&init)));
             accs.push(acc);
         }
         if let (Some(u), true) = (self.d.unroll, unroll > 1) {
             self.line(u.replace("{n}", &unroll.to_string()));
         }
-        self.open(format!("for ({int} {cv} = {blo}; {cv} < {bhi}; {cv}++)"));
+        let (cond, step) = (format!("{cv} < {bhi}"), format!("{cv}++"));
+        self.open(self.d.syntax.for_head(int, &cv, &blo, &cond, &step));
         let depth = self.scope_len();
         self.bind_loop(var, &cv);
         for ((op, body, t, _), acc) in parts.iter().zip(&accs) {
-            let at = Printer::acc_type(*op, *t);
+            let at = self.acc_type(*op, *t);
             let b = self.expr(body, Some(*t));
             let b = self.acc_value(b, at);
             let c = self.combine(*op, acc, &b, at, false);
@@ -678,7 +691,7 @@ impl Printer<'_> {
         body: &Expr,
         t: VTy,
     ) -> Val {
-        let at = Printer::acc_type(op, t);
+        let at = self.acc_type(op, t);
         let int = self.d.int;
         let red = self.tmp("red");
         let vt = self.vector_type(t, 0);

@@ -72,6 +72,9 @@ pub struct Dialect {
     /// The statement that reports failure site `{n}` and leaves the
     /// kernel (or the slice), after a check fails.
     pub fail_site: &'static str,
+    /// Whether `f32` sums accumulate in `f64` (a dialect without 64-bit
+    /// floats accumulates in `f32`).
+    pub f32_sums_in_f64: bool,
 }
 
 /// How a dialect writes declarations, loop headers, conversions, choices
@@ -159,6 +162,34 @@ impl Syntax {
         }
     }
 
+    /// The statement `s` where `c` holds.
+    pub fn when(self, c: &str, s: &str) -> String {
+        match self {
+            Syntax::C => format!("if ({c}) {s}"),
+            Syntax::Wgsl => format!("if ({c}) {{ {s} }}"),
+        }
+    }
+
+    /// The integer 1 where the condition `c` holds, else 0,
+    /// parenthesised.
+    pub fn as_int(self, c: &str) -> String {
+        match self {
+            Syntax::C => format!("({c})"),
+            Syntax::Wgsl => format!("select(0, 1, {c})"),
+        }
+    }
+
+    /// The least (or, with `max`, the greatest) value of the dialect's
+    /// integer type, as an expression.
+    pub fn int_extreme(self, max: bool) -> String {
+        match (self, max) {
+            (Syntax::C, true) => self.int_lit(i64::MAX),
+            (Syntax::C, false) => self.int_lit(i64::MIN),
+            (Syntax::Wgsl, true) => "2147483647".to_string(),
+            (Syntax::Wgsl, false) => "(-2147483647 - 1)".to_string(),
+        }
+    }
+
     /// `x` converted to the scalar type `t`, unparenthesised.
     pub fn cast(self, t: &str, x: &str) -> String {
         match self {
@@ -227,6 +258,18 @@ pub struct GpuSpelling {
     /// Reports failure site `{n}` and leaves the kernel (a block, after a
     /// check the printer spelled out itself).
     pub fail: &'static str,
+    /// Declares the block's reduction slots, `{n}` of them, in the
+    /// kernel (empty where the target declares them outside: WGSL's
+    /// workgroup variables live at module scope).
+    pub smem_decl: &'static str,
+    /// The argument of a block or column reduction helper that names
+    /// its slot set starting at slot `{n}`.
+    pub smem_at: &'static str,
+    /// Slots of one set of a row kernel's block reductions.
+    pub row_set: usize,
+    /// Slots of one set of a column kernel's slice combinations (one per
+    /// thread of the largest block).
+    pub col_set: usize,
 }
 
 /// How a dialect spells explicit vectors of the kernel's lane count.
@@ -302,6 +345,7 @@ pub const C: Dialect = Dialect {
     gpu: None,
     syntax: Syntax::C,
     fail_site: "TILE_FAIL({n});",
+    f32_sums_in_f64: true,
 };
 
 /// CUDA C: one work item per thread, scalar code, device helpers.
@@ -353,7 +397,12 @@ pub const CUDA: Dialect = Dialect {
         min: "min({a}, {v})",
         unroll_fully: "#pragma unroll",
         fail: "{ atomicExch(err, {n}); return; }",
+        smem_decl: "__shared__ double tile_smem[{n}];",
+        smem_at: "tile_smem + {n}",
+        row_set: 32,
+        col_set: 1024,
     }),
     syntax: Syntax::C,
     fail_site: "TILE_FAIL({n});",
+    f32_sums_in_f64: true,
 };

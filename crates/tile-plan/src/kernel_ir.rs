@@ -139,7 +139,7 @@ impl FullForm {
 /// What a target offers the lowering.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Target {
-    /// `cpu` or `cuda`.
+    /// `cpu`, `cuda` or `wgpu`.
     pub name: &'static str,
     /// Vector registers: innermost loops whose iterations are independent
     /// run as vector lanes, and uniform reductions run on vectors.
@@ -176,6 +176,20 @@ impl Target {
         shared_rows: false,
         held_quads: 0,
         barriers: false,
+        slice_unroll: 1,
+    };
+
+    /// The WGSL target (wgpu): blocks and barriers, scalar accesses (WGSL
+    /// storage arrays are typed; no 16-byte views), no staged or held
+    /// rows.
+    pub const WGPU: Target = Target {
+        name: "wgpu",
+        vectors: false,
+        accumulators: 1,
+        wide_access: false,
+        shared_rows: false,
+        held_quads: 0,
+        barriers: true,
         slice_unroll: 1,
     };
 

@@ -20,6 +20,7 @@ use crate::prelude::{DEFINED, PRELUDE};
 use crate::WgpuError;
 use tile_emit::{Dialect, GpuSpelling, Printer, Syntax};
 use tile_ir::{DType, Expr, Func, Program, Role};
+use tile_plan::kernel_ir::Target;
 use tile_plan::{Kernel, Mapping, Plan};
 
 /// Failure ids: kernel `n`'s sites are numbered from `n * KERNEL_SITES + 1`.
@@ -58,8 +59,8 @@ pub const WGSL: Dialect = Dialect {
         thread_y: "i32(tile_lid.y)",
         block_x: "i32(tile_wg.x)",
         block_y: "i32(tile_wg.y)",
-        threads_x: "TILE_WG",
-        threads_y: "1",
+        threads_x: "TILE_WX",
+        threads_y: "TILE_WY",
         blocks_x: "i32(tile_nwg.x)",
         blocks_y: "i32(tile_nwg.y)",
         barrier: "workgroupBarrier();",
@@ -75,10 +76,50 @@ pub const WGSL: Dialect = Dialect {
         min: "min({a}, {v})",
         unroll_fully: "",
         fail: "{ tile_fail({n}); return; }",
+        smem_decl: "",
+        smem_at: "{n}, tile_lid",
+        row_set: ROW_SET,
+        col_set: COL_SET,
     }),
     syntax: Syntax::Wgsl,
     fail_site: "{ tile_fail({n}); return; }",
+    f32_sums_in_f64: false,
 };
+
+/// The dialect of kernels whose threads wait at barriers (row and column
+/// reductions): a failed check reports its site and the thread goes on,
+/// since WGSL allows a barrier only where every thread of the workgroup
+/// reaches it (uniform control flow), and a thread that returned would
+/// not. Going on is safe: WGSL clamps or discards every access outside a
+/// buffer (robust buffer access), the reported failure makes the runtime
+/// discard every output, and every later failure reports a site too.
+pub const WGSL_BLOCKS: Dialect = {
+    let mut d = WGSL;
+    d.fail_site = "{ tile_fail({n}); }";
+    if let Some(g) = &mut d.gpu {
+        g.fail = "{ tile_fail({n}); }";
+    }
+    d
+};
+
+/// Threads of a row kernel's workgroup (and of element and serial
+/// kernels'), along x.
+pub(crate) const ROW_THREADS: u32 = 256;
+/// A shared column kernel's workgroup: columns along x, slices along y.
+pub(crate) const COL_THREADS: (u32, u32) = (32, 8);
+/// Slots of one set of a row kernel's block reductions (one per thread).
+const ROW_SET: usize = ROW_THREADS as usize;
+/// Slots of one set of a column kernel's slice combinations.
+const COL_SET: usize = (COL_THREADS.0 * COL_THREADS.1) as usize;
+
+/// The workgroup of kernel `k`: (x, y) threads.
+pub(crate) fn workgroup(k: &Kernel) -> (u32, u32) {
+    match k.mapping {
+        Mapping::ColumnReduction if tile_emit::gpu::shares(k) => COL_THREADS,
+        Mapping::ColumnReduction => (64, 1),
+        _ => (ROW_THREADS, 1),
+    }
+}
 
 /// Prints the WGSL module for `plan`, or says what it needs that this
 /// target does not print.
@@ -119,9 +160,16 @@ pub(crate) fn emit(plan: &Plan) -> Result<Emitted, WgpuError> {
         ));
     }
     source.push_str(PRELUDE);
+    source.push_str(&crate::prelude::block_helpers());
     let mut sites = Vec::new();
     for (n, k) in plan.kernels.iter().enumerate() {
-        let mut p = Printer::with_index(&WGSL, program, &index);
+        let lowered = tile_plan::lower_kernel(program, &index, k, Target::WGPU);
+        let blocks = matches!(
+            k.mapping,
+            Mapping::RowReduction | Mapping::ColumnReduction
+        );
+        let dialect = if blocks { &WGSL_BLOCKS } else { &WGSL };
+        let mut p = Printer::with_index(dialect, program, &index);
         p.set_site_base((n as i32 * KERNEL_SITES) as u32);
         p.line(format!(
             "/* {}: {}{}; stores {}; reads {} */",
@@ -131,7 +179,8 @@ pub(crate) fn emit(plan: &Plan) -> Result<Emitted, WgpuError> {
             k.stores.join(", "),
             k.reads.join(", ")
         ));
-        p.line("@compute @workgroup_size(256)");
+        let (wx, wy) = workgroup(k);
+        p.line(format!("@compute @workgroup_size({wx}, {wy})"));
         p.open(format!(
             "fn tile_{}(@builtin(local_invocation_id) tile_lid: vec3<u32>, \
              @builtin(workgroup_id) tile_wg: vec3<u32>, \
@@ -141,12 +190,22 @@ pub(crate) fn emit(plan: &Plan) -> Result<Emitted, WgpuError> {
         // The integer helpers' failure argument (the C back ends' error
         // pointer; WGSL's helpers write `tile_err` themselves).
         p.line("let err: i32 = 0;");
+        p.line(format!("const TILE_WX: i32 = {wx}; const TILE_WY: i32 = {wy};"));
         p.declare_sizes(&|n| format!("tile_sizes[{n}]"));
         for q in k.params_in(program, &index) {
             p.declare_box(q);
         }
         match k.mapping {
             Mapping::ElementGrid | Mapping::Split => tile_emit::gpu::element_grid(&mut p, k),
+            Mapping::RowReduction => {
+                let unroll = tile_emit::gpu::Unroll {
+                    quads: 1,
+                    rows: 1,
+                    held: 0,
+                };
+                tile_emit::gpu::row_reduction(&mut p, k, &lowered, None, program, unroll)
+            }
+            Mapping::ColumnReduction => tile_emit::gpu::column_reduction(&mut p, k, &lowered),
             _ => tile_emit::gpu::one_thread(&mut p, &k.body),
         }
         p.close();
@@ -204,30 +263,33 @@ fn refuse_unsupported(plan: &Plan) -> Result<(), WgpuError> {
         )));
     }
     for k in &plan.kernels {
-        if !matches!(
-            k.mapping,
-            Mapping::ElementGrid | Mapping::Split | Mapping::Serial
-        ) {
+        let mut wide = None;
+        for s in &k.body {
+            s.walk(&mut |t| {
+                for e in t.exprs() {
+                    e.walk(&mut |x| {
+                        if let Expr::Int(v) = x {
+                            if i32::try_from(*v).is_err() {
+                                wide.get_or_insert((t.span().line, *v));
+                            }
+                        }
+                    });
+                }
+            });
+        }
+        if let Some((line, v)) = wide {
             return Err(WgpuError::Unsupported(format!(
-                "kernel {} is a {} kernel: the wgpu target prints element and serial kernels only so far",
-                k.name,
-                k.mapping.name()
+                "line {line}: the integer {v} does not fit WGSL's 32-bit integers"
             )));
         }
-        if reduces(k) {
+        if k.mapping == Mapping::FullReduction {
             return Err(WgpuError::Unsupported(format!(
-                "kernel {} reduces (sum, max or min): the wgpu target prints no reductions yet",
-                k.name
+                "kernel {} is a {} kernel: the wgpu target prints no whole-array reductions yet",
+                k.name,
+                k.mapping.name()
             )));
         }
     }
     Ok(())
 }
 
-fn reduces(k: &Kernel) -> bool {
-    let mut found = false;
-    for s in &k.body {
-        s.walk_exprs(&mut |e| found |= e.has_reduction());
-    }
-    found
-}

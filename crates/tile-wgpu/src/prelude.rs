@@ -37,13 +37,64 @@ pub const DEFINED: &[&str] = &[
     "tile_f2i_f32",
     "tile_idiv_i64",
     "tile_irem_i64",
+    "tile_col_sum_f32",
+    "tile_col_max_f32",
+    "tile_col_min_f32",
+    "tile_col_sum_i64",
+    "tile_col_max_i64",
+    "tile_col_min_i64",
 ];
+
+/// The block reductions of row kernels and the slice combinations of
+/// column kernels (`tile_block_*` and `tile_col_*`), for `f32` and `i32`
+/// (named `_i64`, as above), `sum`, `max` and `min`, over the slot sets of
+/// `tile_smem` and `tile_smem_i` (workgroup memory: two sets of one slot
+/// per thread; consecutive reductions alternate between them, so a set is
+/// written again only after the next reduction's barriers, which every
+/// thread reaches after reading it).
+///
+/// A row kernel's block (256 threads) adds its threads' values in a fixed
+/// tree, and every thread gets the root through `workgroupUniformLoad`
+/// (so the result counts as uniform, and may decide a later branch that
+/// reaches a barrier). A column kernel's block is 32 columns by 8 slices;
+/// the column's first thread combines the slices in slice order. Either
+/// way the result does not depend on timing.
+pub fn block_helpers() -> String {
+    let mut out = String::from(
+        "\nvar<workgroup> tile_smem: array<f32, 512>;\nvar<workgroup> tile_smem_i: array<i32, 512>;\n",
+    );
+    for (t, sfx, mem) in [("f32", "f32", "tile_smem"), ("i32", "i64", "tile_smem_i")] {
+        for op in ["sum", "max", "min"] {
+            let combine = |a: &str, b: &str| match op {
+                "sum" => format!("{a} + {b}"),
+                _ => format!("tile_{op}_{sfx}({a}, {b})"),
+            };
+            out.push_str(&format!(
+                "fn tile_block_{op}_{sfx}(v: {t}, base: i32, lid: vec3<u32>) -> {t} {{\n  \
+                 let t = i32(lid.x);\n  {mem}[base + t] = v;\n  workgroupBarrier();\n  \
+                 for (var s: i32 = {half}; s > 0; s = s / 2) {{\n    \
+                 if (t < s) {{ {mem}[base + t] = {}; }}\n    workgroupBarrier();\n  }}\n  \
+                 return workgroupUniformLoad(&{mem}[base]);\n}}\n",
+                combine(&format!("{mem}[base + t]"), &format!("{mem}[base + t + s]")),
+                half = crate::emit::ROW_THREADS / 2,
+            ));
+            let (cx, cy) = crate::emit::COL_THREADS;
+            out.push_str(&format!(
+                "fn tile_col_{op}_{sfx}(v: {t}, base: i32, lid: vec3<u32>) -> {t} {{\n  \
+                 let x = i32(lid.x);\n  {mem}[base + i32(lid.y) * {cx} + x] = v;\n  workgroupBarrier();\n  \
+                 if (lid.y == 0u) {{\n    var u: {t} = {mem}[base + x];\n    \
+                 for (var y: i32 = 1; y < {cy}; y++) {{ u = {}; }}\n    {mem}[base + x] = u;\n  }}\n  \
+                 workgroupBarrier();\n  return {mem}[base + x];\n}}\n",
+                combine("u", &format!("{mem}[base + y * {cx} + x]")),
+            ));
+        }
+    }
+    out
+}
 
 /// The prelude text (the same for every program). Integer helpers keep
 /// the C back ends' names (`_i64`: Tile's integer type), on WGSL's `i32`.
 pub const PRELUDE: &str = r#"
-const TILE_WG: i32 = 256;
-
 /* A failed check reports its site (1-based); the caller returns. */
 fn tile_fail(id: i32) { atomicStore(&tile_err, id); }
 

@@ -18,8 +18,8 @@ use tile_ir::{ArgError, Array, ArrayData, DType, Role, Sizes};
 use tile_plan::{Mapping, Plan};
 use wgpu::util::DeviceExt;
 
-/// Threads per workgroup (the kernels' `@workgroup_size`).
-const WORKGROUP: i64 = 256;
+/// Threads per workgroup of element kernels (their `@workgroup_size`).
+const WORKGROUP: i64 = crate::emit::ROW_THREADS as i64;
 /// Workgroups per dispatch dimension at most (WebGPU's default limit; the
 /// kernels' grid-stride loops cover the rest).
 const MAX_GROUPS: i64 = 65535;
@@ -472,12 +472,25 @@ impl WgpuModule {
     }
 
     /// The workgroups of kernel `k` at `sizes`: the element grid's columns
-    /// over x (256 threads each), its rows over y; one for a serial kernel.
+    /// over x (256 threads each), its rows over y; one per row of a row
+    /// kernel; one per workgroup's columns of a column kernel; one for a
+    /// serial kernel.
     fn groups(&self, k: &tile_plan::Kernel, sizes: &Sizes) -> Result<(u32, u32), WgpuError> {
         if k.mapping == Mapping::Serial {
             return Ok((1, 1));
         }
         let ext = k.extents(sizes)?;
+        let first = ext.first().copied().unwrap_or(1);
+        match k.mapping {
+            // One workgroup per row (a grid-stride loop over the rest).
+            Mapping::RowReduction => return Ok((first.clamp(1, MAX_GROUPS) as u32, 1)),
+            // A workgroup's columns side by side.
+            Mapping::ColumnReduction => {
+                let wx = i64::from(crate::emit::workgroup(k).0);
+                return Ok((((first + wx - 1) / wx).clamp(1, MAX_GROUPS) as u32, 1));
+            }
+            _ => {}
+        }
         let (cols, rows) = match ext.split_last() {
             Some((c, r)) => (*c, r.iter().product::<i64>()),
             None => (1, 1),

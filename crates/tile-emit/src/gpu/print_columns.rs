@@ -24,9 +24,6 @@ use tile_ir::{Expr, Stmt};
 use tile_plan::kernel_ir::{LoweredKernel, RowStep};
 use tile_plan::Kernel;
 
-/// Slots of one shared-memory set: one per thread of the largest block.
-const SET: usize = 1024;
-
 /// What the column statements are printed against.
 struct ColCtx {
     /// Column reductions printed so far: names accumulators and picks the
@@ -47,28 +44,23 @@ pub fn shares(k: &Kernel) -> bool {
 /// Prints the body of a `column_reduction` kernel from its lowered steps.
 pub fn column_reduction(p: &mut Printer, k: &Kernel, lowered: &LoweredKernel) {
     let col = &k.domain[0];
-    let (g, int) = (p.gpu(), p.d.int);
-    p.line(format!(
-        "const {int} dl0 = {}, dn0 = {};",
-        p.size_expr(&col.lo),
-        p.extent(&col.lo, &col.hi)
-    ));
-    p.line("if (dn0 <= 0) return;");
+    let (g, int, syn) = (p.gpu(), p.d.int, p.d.syntax);
+    let (lo, n) = (p.size_expr(&col.lo), p.extent(&col.lo, &col.hi));
+    p.line(syn.decls(int, &[("dl0", &lo), ("dn0", &n)]));
+    p.line(syn.leave_if("dn0 <= 0"));
     let shared = shares(k);
     if shared {
-        p.line(format!("{} {} tile_smem[{}];", g.shared, p.d.f64, 2 * SET));
+        crate::gpu::print_rows::declare_smem(p, 2 * g.col_set);
     }
     let (tx, bx) = (g.thread_x, g.threads_x);
-    p.open(format!(
-        "for ({int} cb = ({int}){} * {bx}; cb < dn0; cb += ({int}){} * {bx})",
-        g.block_x, g.blocks_x
-    ));
+    let first = format!("{} * {bx}", syn.cast(int, g.block_x));
+    let step = format!("cb += {} * {bx}", syn.cast(int, g.blocks_x));
+    p.open(syn.for_head(int, "cb", &first, "cb < dn0", &step));
     let depth = p.scope_len();
-    p.line(format!("const {} live = cb + {tx} < dn0;", p.d.bool_));
+    p.line(syn.decl(p.d.bool_, "live", &format!("cb + {tx} < dn0")));
     let cv = Printer::var_name(&col.name);
-    p.line(format!(
-        "const {int} {cv} = dl0 + (live ? cb + {tx} : dn0 - 1);"
-    ));
+    let at = syn.select("live", &format!("cb + {tx}"), "dn0 - 1");
+    p.line(syn.decl(int, &cv, &format!("dl0 + ({at})")));
     p.bind_loop(&col.name, &cv);
     if !shared {
         p.line(SERIAL_COLUMN);
@@ -181,20 +173,21 @@ fn slice_range(p: &mut Printer, lo: &Expr, hi: &Expr, n: usize) -> (String, Stri
     // This thread's slice: `ch` consecutive values (the last slices may be
     // shorter or empty). No sum below can wrap: bounds are below 2^62.
     let (sl, sh) = (format!("csl{n}"), format!("csh{n}"));
-    let (g, int) = (p.gpu(), p.d.int);
+    let (g, int, syn) = (p.gpu(), p.d.int, p.d.syntax);
     let (ty, by) = (g.thread_y, g.threads_y);
-    p.line(format!(
-        "const {int} cbl{n} = {blo}, cn{n} = {bhi} > cbl{n} ? {bhi} - cbl{n} : 0;"
-    ));
-    p.line(format!(
-        "const {int} cch{n} = cn{n} / {by} + (cn{n} % {by} != 0);"
-    ));
-    let cn = format!("cn{n}");
-    let first = spell(g.min, &cn, &format!("({int}){ty} * cch{n}"));
-    let last = spell(g.min, &cn, &format!("({int})({ty} + 1) * cch{n}"));
-    p.line(format!(
-        "const {int} {sl} = cbl{n} + {first}, {sh} = cbl{n} + {last};"
-    ));
+    let (cbl, cn, cch) = (format!("cbl{n}"), format!("cn{n}"), format!("cch{n}"));
+    let len = syn.select(&format!("{bhi} > {cbl}"), &format!("{bhi} - {cbl}"), "0");
+    p.line(syn.decls(int, &[(&cbl, &blo), (&cn, &len)]));
+    let ragged = syn.as_int(&format!("{cn} % {by} != 0"));
+    p.line(syn.decl(int, &cch, &format!("{cn} / {by} + {ragged}")));
+    let first = spell(g.min, &cn, &format!("{} * {cch}", syn.cast(int, ty)));
+    let last = spell(
+        g.min,
+        &cn,
+        &format!("{} * {cch}", syn.cast(int, &format!("({ty} + 1)"))),
+    );
+    let (lo, hi) = (format!("{cbl} + {first}"), format!("{cbl} + {last}"));
+    p.line(syn.decls(int, &[(&sl, &lo), (&sh, &hi)]));
     let (lname, hname) = (
         tile_ir::names::generated("col_lo", n),
         tile_ir::names::generated("col_hi", n),
@@ -241,16 +234,21 @@ fn combine_slices(
         crate::gpu::print_rows::start(p.d, op, t),
         crate::gpu::print_rows::identity(p.d, op, t),
     );
-    let (part, qual) = if start == identity {
-        (part, "const ")
+    let syn = p.d.syntax;
+    let (part, fixed) = if start == identity {
+        (part, true)
     } else {
-        (format!("({sh} > {sl} ? {part} : {start})"), "")
+        let c = format!("{sh} > {sl}");
+        (format!("({})", syn.select(&c, &part, &start)), false)
     };
-    p.line(format!(
-        "{qual}{} {acc} = {combine}({part}, tile_smem + {});",
-        p.scalar_type(t),
-        SET * (n % 2)
-    ));
+    let at = crate::gpu::print_rows::smem_at(p, p.gpu().col_set * (n % 2));
+    let v = format!("{combine}({part}, {at})");
+    let st = p.scalar_type(t);
+    p.line(if fixed {
+        syn.decl(st, &acc, &v)
+    } else {
+        syn.var(st, &acc, Some(&v))
+    });
     crate::gpu::print_rows::empty_range(p, op, t, &acc, "0", &format!("cn{range}"));
     acc
 }

@@ -74,7 +74,7 @@ impl RowCtx<'_> {
     fn next_reduction(&mut self, p: &mut Printer) -> (String, usize) {
         let n = self.red;
         self.red += 1;
-        (p.tmp("red"), 32 * (n % 2))
+        (p.tmp("red"), p.gpu().row_set * (n % 2))
     }
 }
 
@@ -91,23 +91,18 @@ pub fn row_reduction(
     unroll: Unroll,
 ) {
     let row = &k.domain[0];
-    let (g, int) = (p.gpu(), p.d.int);
-    p.line(format!(
-        "const {int} dl0 = {}, dn0 = {};",
-        p.size_expr(&row.lo),
-        p.extent(&row.lo, &row.hi)
-    ));
-    p.line(format!("{} {} tile_smem[64];", g.shared, p.d.f64));
+    let (g, int, syn) = (p.gpu(), p.d.int, p.d.syntax);
+    let (lo, n) = (p.size_expr(&row.lo), p.extent(&row.lo, &row.hi));
+    p.line(syn.decls(int, &[("dl0", &lo), ("dn0", &n)]));
+    declare_smem(p, 2 * g.row_set);
     if let Some(plan) = plan {
         crate::gpu::stage_rows::declare_staging(p, plan, extended);
     }
-    p.open(format!(
-        "for ({int} r = {}; r < dn0; r += {})",
-        g.block_x, g.blocks_x
-    ));
+    let step = format!("r += {}", g.blocks_x);
+    p.open(syn.for_head(int, "r", g.block_x, "r < dn0", &step));
     let depth = p.scope_len();
     let rv = Printer::var_name(&row.name);
-    p.line(format!("const {int} {rv} = dl0 + r;"));
+    p.line(syn.decl(int, &rv, "dl0 + r"));
     p.bind_loop(&row.name, &rv);
     let steps = plan.map_or(&lowered.steps, |r| &r.steps);
     let sharing = sharing(k);
@@ -237,10 +232,8 @@ fn step_of(p: &mut Printer, step: &RowStep, row: &str, ctx: &mut RowCtx) {
                 p.open("");
                 let (bl, bh) = loop_bounds(p, &lv.lo, &lv.hi);
                 let cv = Printer::var_name(&lv.name);
-                p.open(format!(
-                    "for ({} {cv} = {bl}; {cv} < {bh}; {cv}++)",
-                    p.d.int
-                ));
+                let (cond, step) = (format!("{cv} < {bh}"), format!("{cv}++"));
+                p.open(p.d.syntax.for_head(p.d.int, &cv, &bl, &cond, &step));
                 p.bind_loop(&lv.name, &cv);
             }
             steps_of(p, body, row, ctx);
@@ -318,7 +311,7 @@ fn lockstep_store(p: &mut Printer, s: &Stmt, ctx: &mut RowCtx) {
             _ => p.lower(&e),
         };
         let t = p.tmp("val");
-        p.line(format!("const {} {t} = {code};", p.scalar_type(ty)));
+        p.line(p.d.syntax.decl(p.scalar_type(ty), &t, &code));
         let name = tile_ir::names::generated("lockstep", names.len());
         p.bind_value(&name, &t, ty);
         names.push(name);
@@ -336,18 +329,35 @@ fn lockstep_store(p: &mut Printer, s: &Stmt, ctx: &mut RowCtx) {
 }
 
 /// The identity of `op` on values of type `t`, in `d`'s spelling.
-pub(crate) fn identity(d: &Dialect, op: ReduceOp, t: VTy) -> &'static str {
+pub(crate) fn identity(d: &Dialect, op: ReduceOp, t: VTy) -> String {
     match (op, t) {
-        (ReduceOp::Sum, VTy::F32) => "0.0f",
-        (ReduceOp::Sum, VTy::F64) => "0.0",
-        (ReduceOp::Sum, _) => "0LL",
-        (ReduceOp::Max, VTy::F32) => d.f32_ninf,
-        (ReduceOp::Min, VTy::F32) => d.f32_inf,
-        (ReduceOp::Max, VTy::F64) => d.f64_ninf,
-        (ReduceOp::Min, VTy::F64) => d.f64_inf,
-        (ReduceOp::Max, _) => "(-9223372036854775807LL - 1)",
-        (ReduceOp::Min, _) => "9223372036854775807LL",
+        (ReduceOp::Sum, VTy::F32) => "0.0f".to_string(),
+        (ReduceOp::Sum, VTy::F64) => "0.0".to_string(),
+        (ReduceOp::Sum, _) => match d.syntax {
+            crate::Syntax::C => "0LL".to_string(),
+            crate::Syntax::Wgsl => "0".to_string(),
+        },
+        (ReduceOp::Max, VTy::F32) => d.f32_ninf.to_string(),
+        (ReduceOp::Min, VTy::F32) => d.f32_inf.to_string(),
+        (ReduceOp::Max, VTy::F64) => d.f64_ninf.to_string(),
+        (ReduceOp::Min, VTy::F64) => d.f64_inf.to_string(),
+        (ReduceOp::Max, _) => d.syntax.int_extreme(false),
+        (ReduceOp::Min, _) => d.syntax.int_extreme(true),
     }
+}
+
+/// Declares the block's `n` reduction slots where the dialect declares
+/// them in the kernel.
+pub(crate) fn declare_smem(p: &mut Printer, n: usize) {
+    let decl = p.gpu().smem_decl;
+    if !decl.is_empty() {
+        p.line(decl.replace("{n}", &n.to_string()));
+    }
+}
+
+/// The helper argument naming the slot set from slot `n`.
+pub(crate) fn smem_at(p: &Printer, n: usize) -> String {
+    p.gpu().smem_at.replace("{n}", &n.to_string())
 }
 
 /// Where a thread's share of a reduction starts: the identity, except NaN
@@ -355,11 +365,11 @@ pub(crate) fn identity(d: &Dialect, op: ReduceOp, t: VTy) -> &'static str {
 /// the first value replaces it and an empty share changes nothing; a
 /// range of NaN alone stays NaN, as in the interpreter). An empty range
 /// gets the identity afterwards ([`empty_range`]).
-pub(crate) fn start(d: &Dialect, op: ReduceOp, t: VTy) -> &'static str {
+pub(crate) fn start(d: &Dialect, op: ReduceOp, t: VTy) -> String {
     match (op, t) {
         (ReduceOp::Sum, _) | (_, VTy::Int) | (_, VTy::Bool) => identity(d, op, t),
-        (_, VTy::F32) => d.f32_nan,
-        (_, VTy::F64) => d.f64_nan,
+        (_, VTy::F32) => d.f32_nan.to_string(),
+        (_, VTy::F64) => d.f64_nan.to_string(),
     }
 }
 
@@ -367,10 +377,8 @@ pub(crate) fn start(d: &Dialect, op: ReduceOp, t: VTy) -> &'static str {
 /// identity when the range is empty.
 pub(crate) fn empty_range(p: &mut Printer, op: ReduceOp, t: VTy, acc: &str, bl: &str, bh: &str) {
     if start(p.d, op, t) != identity(p.d, op, t) {
-        p.line(format!(
-            "if (!({bh} > {bl})) {acc} = {};",
-            identity(p.d, op, t)
-        ));
+        let set = format!("{acc} = {};", identity(p.d, op, t));
+        p.line(p.d.syntax.when(&format!("!({bh} > {bl})"), &set));
     }
 }
 
@@ -378,8 +386,9 @@ pub(crate) fn empty_range(p: &mut Printer, op: ReduceOp, t: VTy, acc: &str, bl: 
 /// bound to the reserved IR name [`result_name`] of `acc`, so no name of
 /// the program can capture it; returns that name.
 fn block_reduce(p: &mut Printer, op: ReduceOp, t: VTy, acc: &str, set: usize) -> String {
+    let at = smem_at(p, set);
     p.line(format!(
-        "{acc} = tile_block_{}_{}({acc}, tile_smem + {set});",
+        "{acc} = tile_block_{}_{}({acc}, {at});",
         op.name(),
         sfx(t)
     ));
@@ -462,8 +471,8 @@ pub(crate) fn thread_share(
     p.end_checked_level();
 }
 
-/// The identity of `op` for values of type `t`, as CUDA C.
-pub(crate) fn identity_of(d: &Dialect, op: ReduceOp, t: VTy) -> &'static str {
+/// The identity of `op` for values of type `t`, in `d`'s spelling.
+pub(crate) fn identity_of(d: &Dialect, op: ReduceOp, t: VTy) -> String {
     identity(d, op, t)
 }
 
@@ -495,11 +504,7 @@ fn lower_reductions(p: &mut Printer, e: &mut Expr, ctx: &mut RowCtx) {
     let t = p.value_type(body);
     p.truncate_scope(depth);
     let (acc, set) = ctx.next_reduction(p);
-    p.line(format!(
-        "{} {acc} = {};",
-        p.scalar_type(t),
-        start(p.d, op, t)
-    ));
+    p.line(p.d.syntax.var(p.scalar_type(t), &acc, Some(&start(p.d, op, t))));
     p.begin_checked_level(&var, &bl, &bh, &[], &[body]);
     let rl = ctx.row_loop(&var, &bl, &bh, &lo, &hi);
     let each = Each::Reduce {
@@ -579,7 +584,7 @@ fn loop_bounds(p: &mut Printer, lo: &Expr, hi: &Expr) -> (String, String) {
     let (hi, _) = p.lower_as(hi, VTy::Int);
     let bl = p.tmp("bnd");
     let bh = p.tmp("bnd");
-    p.line(format!("const {} {bl} = {lo}, {bh} = {hi};", p.d.int));
+    p.line(p.d.syntax.decls(p.d.int, &[(&bl, &lo), (&bh, &hi)]));
     (bl, bh)
 }
 
@@ -623,7 +628,8 @@ fn fill_and_reduce(
         return Fused::FillOnly;
     }
     let (acc, set) = ctx.next_reduction(p);
-    p.line(format!("{} {acc} = {};", p.d.f32, start(p.d, op, VTy::F32)));
+    let init = start(p.d, op, VTy::F32);
+    p.line(p.d.syntax.var(p.d.f32, &acc, Some(&init)));
     let each = Each::Stmts {
         body,
         acc: Some((&acc, op)),

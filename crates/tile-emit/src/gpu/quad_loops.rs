@@ -269,8 +269,10 @@ pub(crate) fn print_loop(p: &mut Printer, rl: &RowLoop, each: &Each) {
             }
         }
     }
+    let syn = p.d.syntax;
     p.open("");
-    p.line(format!("const {ty} {n} = ({ty})({} - {});", rl.bh, rl.bl));
+    let len = syn.cast(ty, &format!("({} - {})", rl.bh, rl.bl));
+    p.line(syn.decl(ty, &n, &len));
     // One alignment test per loop for the vector accesses.
     let stores: Vec<(String, Vec<Expr>)> = vec
         .as_ref()
@@ -300,11 +302,7 @@ pub(crate) fn print_loop(p: &mut Printer, rl: &RowLoop, each: &Each) {
             .iter()
             .map(|(b, i)| spell(g.aligned16, &p.address(rl.var, rl.bl, b, i), ""))
             .collect();
-        p.line(format!(
-            "const {} {va} = {};",
-            p.d.bool_,
-            conds.join(" && ")
-        ));
+        p.line(syn.decl(p.d.bool_, &va, &conds.join(" && ")));
     }
     // The vector loads read from (or kept in) held rows: (load, row).
     let holds: Vec<(usize, &Held)> = match vec.as_ref() {
@@ -325,7 +323,8 @@ pub(crate) fn print_loop(p: &mut Printer, rl: &RowLoop, each: &Each) {
         })
         .map(|(i, _)| i)
         .collect();
-    p.line(format!("{ty} {q4} = ({ty}){} * 4;", g.thread_x));
+    let first = format!("{} * 4", syn.cast(ty, g.thread_x));
+    p.line(syn.var(ty, &q4, Some(&first)));
     let quads = Quads {
         rl,
         each,
@@ -364,9 +363,10 @@ pub(crate) fn print_loop(p: &mut Printer, rl: &RowLoop, each: &Each) {
     }
     // The thread's partial quad at the row's end, element by element.
     let q = p.tmp("q");
-    p.open(format!("for ({ty} {q} = {q4}; {q} < {n}; {q}++)"));
+    let (cond, step) = (format!("{q} < {n}"), format!("{q}++"));
+    p.open(syn.for_head(ty, &q, &q4, &cond, &step));
     let cv = Printer::var_name(rl.var);
-    p.line(format!("const {int} {cv} = {} + {q};", rl.bl));
+    p.line(syn.decl(int, &cv, &format!("{} + {q}", rl.bl)));
     let depth = p.scope_len();
     p.bind_loop(rl.var, &cv);
     for i in &staged {
@@ -464,17 +464,17 @@ impl Quads<'_> {
     /// else four scalar accesses each.
     fn print(&self, p: &mut Printer, aligned: bool, width: u32) {
         let Quads { rl, q4, n, ty, .. } = *self;
-        let (gs, int) = (p.gpu(), p.d.int);
-        let bx = gs.threads_x;
+        let (gs, int, syn) = (p.gpu(), p.d.int, p.d.syntax);
+        let bx = syn.cast(ty, gs.threads_x);
         let step = |g: u32| {
             if g == 0 {
                 String::new()
             } else {
-                format!(" + ({ty}){bx} * {}", 4 * g)
+                format!(" + {bx} * {}", 4 * g)
             }
         };
         p.open(format!(
-            "for (; {q4}{} + 3 < {n}; {q4} += ({ty}){bx} * {})",
+            "for (; {q4}{} + 3 < {n}; {q4} += {bx} * {})",
             step(width - 1),
             4 * width
         ));
@@ -482,7 +482,7 @@ impl Quads<'_> {
         let mut quads = Vec::new();
         for g in 0..width {
             let qb = p.tmp("qb");
-            p.line(format!("const {int} {qb} = {} + {q4}{};", rl.bl, step(g)));
+            p.line(syn.decl(int, &qb, &format!("{} + {q4}{}", rl.bl, step(g))));
             let sq: Vec<String> = self.staged.iter().map(|_| p.tmp("sq")).collect();
             for (i, s) in self.staged.iter().zip(&sq) {
                 let a = format!("(tile_rows + ro{i} + {q4}{})", step(g));
@@ -568,16 +568,14 @@ fn element(p: &mut Printer, each: &Each, vec: Option<&Vector>) -> Vec<String> {
                     Stmt::Let { name, value, .. } => {
                         let (code, ty) = p.lower(value);
                         let t = p.tmp("val");
-                        p.line(format!(
-                            "const {} {t} = {code}; /* {name} */",
-                            p.scalar_type(ty)
-                        ));
+                        let decl = p.d.syntax.decl(p.scalar_type(ty), &t, &code);
+                        p.line(format!("{decl} /* {name} */"));
                         p.bind_value(name, &t, ty);
                     }
                     Stmt::Store { value, .. } => {
                         let (code, _) = p.lower_as(value, VTy::F32);
                         let t = p.tmp("stv");
-                        p.line(format!("const float {t} = {code};"));
+                        p.line(p.d.syntax.decl(p.d.f32, &t, &code));
                         if let Some((a, op)) = acc {
                             p.line(combine(*op, VTy::F32, a, &t));
                         }
