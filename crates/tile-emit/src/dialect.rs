@@ -265,6 +265,9 @@ pub struct GpuSpelling {
     /// The argument of a block or column reduction helper that names
     /// its slot set starting at slot `{n}`.
     pub smem_at: &'static str,
+    /// The argument of a whole-array reduction's block helper (one set,
+    /// from the first slot).
+    pub smem_base: &'static str,
     /// Slots of one set of a row kernel's block reductions.
     pub row_set: usize,
     /// Slots of one set of a column kernel's slice combinations (one per
@@ -399,6 +402,7 @@ pub const CUDA: Dialect = Dialect {
         fail: "{ atomicExch(err, {n}); return; }",
         smem_decl: "__shared__ double tile_smem[{n}];",
         smem_at: "tile_smem + {n}",
+        smem_base: "tile_smem",
         row_set: 32,
         col_set: 1024,
     }),

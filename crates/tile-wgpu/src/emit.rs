@@ -18,6 +18,7 @@
 
 use crate::prelude::{DEFINED, PRELUDE};
 use crate::WgpuError;
+use tile_emit::gpu::FullPrint;
 use tile_emit::{Dialect, GpuSpelling, Printer, Syntax};
 use tile_ir::{DType, Expr, Func, Program, Role};
 use tile_plan::kernel_ir::Target;
@@ -78,6 +79,7 @@ pub const WGSL: Dialect = Dialect {
         fail: "{ tile_fail({n}); return; }",
         smem_decl: "",
         smem_at: "{n}, tile_lid",
+        smem_base: "0, tile_lid",
         row_set: ROW_SET,
         col_set: COL_SET,
     }),
@@ -159,6 +161,18 @@ pub(crate) fn emit(plan: &Plan) -> Result<Emitted, WgpuError> {
             Printer::ptr_name(&q.name)
         ));
     }
+    if plan
+        .kernels
+        .iter()
+        .any(|k| k.mapping == Mapping::FullReduction)
+    {
+        // Whole-array reductions' chunk results (one per workgroup of
+        // the first entry point; `tile_plan::PARTIALS` of them).
+        source.push_str(&format!(
+            "@group(0) @binding({}) var<storage, read_write> tile_part: array<f32>;\n",
+            program.params.len() + 2
+        ));
+    }
     source.push_str(PRELUDE);
     source.push_str(&crate::prelude::block_helpers());
     let mut sites = Vec::new();
@@ -166,7 +180,7 @@ pub(crate) fn emit(plan: &Plan) -> Result<Emitted, WgpuError> {
         let lowered = tile_plan::lower_kernel(program, &index, k, Target::WGPU);
         let blocks = matches!(
             k.mapping,
-            Mapping::RowReduction | Mapping::ColumnReduction
+            Mapping::RowReduction | Mapping::ColumnReduction | Mapping::FullReduction
         );
         let dialect = if blocks { &WGSL_BLOCKS } else { &WGSL };
         let mut p = Printer::with_index(dialect, program, &index);
@@ -181,20 +195,10 @@ pub(crate) fn emit(plan: &Plan) -> Result<Emitted, WgpuError> {
         ));
         let (wx, wy) = workgroup(k);
         p.line(format!("@compute @workgroup_size({wx}, {wy})"));
-        p.open(format!(
-            "fn tile_{}(@builtin(local_invocation_id) tile_lid: vec3<u32>, \
-             @builtin(workgroup_id) tile_wg: vec3<u32>, \
-             @builtin(num_workgroups) tile_nwg: vec3<u32>)",
-            k.name
-        ));
-        // The integer helpers' failure argument (the C back ends' error
-        // pointer; WGSL's helpers write `tile_err` themselves).
-        p.line("let err: i32 = 0;");
-        p.line(format!("const TILE_WX: i32 = {wx}; const TILE_WY: i32 = {wy};"));
-        p.declare_sizes(&|n| format!("tile_sizes[{n}]"));
-        for q in k.params_in(program, &index) {
-            p.declare_box(q);
-        }
+        let params = k.params_in(program, &index);
+        let depth = p.scope_len();
+        let full = k.full_parts().map(in_f32);
+        open_entry(&mut p, &format!("tile_{}", k.name), (wx, wy), &params);
         match k.mapping {
             Mapping::ElementGrid | Mapping::Split => tile_emit::gpu::element_grid(&mut p, k),
             Mapping::RowReduction => {
@@ -206,9 +210,32 @@ pub(crate) fn emit(plan: &Plan) -> Result<Emitted, WgpuError> {
                 tile_emit::gpu::row_reduction(&mut p, k, &lowered, None, program, unroll)
             }
             Mapping::ColumnReduction => tile_emit::gpu::column_reduction(&mut p, k, &lowered),
-            _ => tile_emit::gpu::one_thread(&mut p, &k.body),
+            Mapping::FullReduction => match &full {
+                Some(f) => FullPrint(f).print_chunks(&mut p, params.len(), program, &lowered),
+                None => p.refuse(format!("kernel {} is not a full reduction", k.name)),
+            },
+            Mapping::Serial => tile_emit::gpu::one_thread(&mut p, &k.body),
         }
         p.close();
+        p.truncate_scope(depth);
+        if let Some(f) = &full {
+            // The chunks' results combined in a fixed tree, then the store
+            // (its sites are the chunks' entry point's, as on CUDA).
+            p.line(format!(
+                "/* {}_fin: the chunks' results combined in order, then the store */",
+                k.name
+            ));
+            p.line(format!("@compute @workgroup_size({ROW_THREADS}, 1)"));
+            open_entry(
+                &mut p,
+                &format!("tile_{}_fin", k.name),
+                (ROW_THREADS, 1),
+                &params,
+            );
+            FullPrint(f).print_finish(&mut p, params.len());
+            p.close();
+            p.truncate_scope(depth);
+        }
         let printed = p.finish();
         if !printed.errors.is_empty() {
             return Err(WgpuError::Unsupported(format!(
@@ -233,6 +260,46 @@ pub(crate) fn emit(plan: &Plan) -> Result<Emitted, WgpuError> {
         sites.push(printed.sites);
     }
     Ok(Emitted { source, sites })
+}
+
+/// A whole-array reduction's parts with its chunks reduced in `f32`
+/// (tile-plan converts their values to `f64`, which WGSL does not have).
+fn in_f32(f: &tile_plan::FullParts) -> tile_plan::FullParts {
+    fn narrow(e: &mut Expr) {
+        if let Expr::Call(Func::Cast(t @ DType::F64), _) = e {
+            *t = DType::F32;
+        }
+        for c in e.children_mut() {
+            narrow(c);
+        }
+    }
+    let mut f = f.clone();
+    narrow(&mut f.chunk);
+    narrow(&mut f.body);
+    if let Some(flat) = &mut f.flat {
+        narrow(flat);
+    }
+    f
+}
+
+/// Opens the entry point `name` with workgroups of `(wx, wy)` threads and
+/// declares the sizes and the boxes of `params`.
+fn open_entry(p: &mut Printer, name: &str, (wx, wy): (u32, u32), params: &[&tile_ir::Param]) {
+    p.open(format!(
+        "fn {name}(@builtin(local_invocation_id) tile_lid: vec3<u32>, \
+         @builtin(workgroup_id) tile_wg: vec3<u32>, \
+         @builtin(num_workgroups) tile_nwg: vec3<u32>)"
+    ));
+    // The integer helpers' failure argument (the C back ends' error
+    // pointer; WGSL's helpers write `tile_err` themselves).
+    p.line("let err: i32 = 0;");
+    p.line(format!(
+        "const TILE_WX: i32 = {wx}; const TILE_WY: i32 = {wy};"
+    ));
+    p.declare_sizes(&|n| format!("tile_sizes[{n}]"));
+    for q in params {
+        p.declare_box(q);
+    }
 }
 
 /// Refuses, before any printing, what WGSL cannot hold or this target
@@ -282,14 +349,6 @@ fn refuse_unsupported(plan: &Plan) -> Result<(), WgpuError> {
                 "line {line}: the integer {v} does not fit WGSL's 32-bit integers"
             )));
         }
-        if k.mapping == Mapping::FullReduction {
-            return Err(WgpuError::Unsupported(format!(
-                "kernel {} is a {} kernel: the wgpu target prints no whole-array reductions yet",
-                k.name,
-                k.mapping.name()
-            )));
-        }
     }
     Ok(())
 }
-

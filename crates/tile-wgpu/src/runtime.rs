@@ -27,7 +27,7 @@ const MAX_GROUPS: i64 = 65535;
 /// A call's arguments on the device ([`WgpuModule::bind`]).
 pub struct WgpuBound {
     group: wgpu::BindGroup,
-    /// Workgroups per kernel.
+    /// Workgroups per entry point.
     groups: Vec<(u32, u32)>,
     err: wgpu::Buffer,
     bufs: Vec<wgpu::Buffer>,
@@ -35,6 +35,17 @@ pub struct WgpuBound {
     written: Vec<(usize, u64)>,
     /// Held for the bind group's life.
     _sizes: wgpu::Buffer,
+    /// See [`WgpuBound::_sizes`].
+    _partials: Option<wgpu::Buffer>,
+}
+
+/// An entry point of the module: kernel `kernel`'s, or (with `fin`) the
+/// second stage of a whole-array reduction (one workgroup combining the
+/// chunks' results in `tile_part`).
+#[derive(Clone, Copy)]
+struct Entry {
+    kernel: usize,
+    fin: bool,
 }
 
 /// A program compiled for one wgpu device.
@@ -46,7 +57,10 @@ pub struct WgpuModule {
     device: wgpu::Device,
     queue: wgpu::Queue,
     layout: wgpu::BindGroupLayout,
+    /// One per entry point, in launch order: each kernel's, and after a
+    /// whole-array reduction's its `_fin` ([`Entry`]).
     pipelines: Vec<wgpu::ComputePipeline>,
+    entries: Vec<Entry>,
     limits: wgpu::Limits,
     /// Whether the device has timestamp queries ([`WgpuModule::device_time`]).
     timestamps: bool,
@@ -105,7 +119,11 @@ impl WgpuModule {
         let adapter = open_adapter()?;
         let adapter_name = name_of(&adapter);
         let limits = adapter.limits();
-        let bindings = program.params.len() + 2;
+        let partials = plan
+            .kernels
+            .iter()
+            .any(|k| k.mapping == Mapping::FullReduction);
+        let bindings = program.params.len() + 2 + usize::from(partials);
         if bindings > limits.max_storage_buffers_per_shader_stage as usize
             || bindings > limits.max_bindings_per_bind_group as usize
         {
@@ -142,7 +160,9 @@ impl WgpuModule {
                 visibility: wgpu::ShaderStages::COMPUTE,
                 ty: wgpu::BindingType::Buffer {
                     ty: wgpu::BufferBindingType::Storage {
-                        read_only: b == 0 || (b >= 2 && program.params[b - 2].role == Role::In),
+                        read_only: b == 0
+                            || program.params.get(b.wrapping_sub(2)).map(|q| q.role)
+                                == Some(Role::In),
                     },
                     has_dynamic_offset: false,
                     min_binding_size: None,
@@ -159,11 +179,22 @@ impl WgpuModule {
             bind_group_layouts: &[Some(&layout)],
             immediate_size: 0,
         });
-        let pipelines = plan
+        let entries: Vec<Entry> = plan
             .kernels
             .iter()
-            .map(|k| {
-                let entry = format!("tile_{}", k.name);
+            .enumerate()
+            .flat_map(|(kernel, k)| {
+                let fin = k.mapping == Mapping::FullReduction;
+                std::iter::once(Entry { kernel, fin: false })
+                    .chain(fin.then_some(Entry { kernel, fin: true }))
+            })
+            .collect();
+        let pipelines = entries
+            .iter()
+            .map(|e| {
+                let k = &plan.kernels[e.kernel];
+                let fin = if e.fin { "_fin" } else { "" };
+                let entry = format!("tile_{}{fin}", k.name);
                 device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                     label: Some(&entry),
                     layout: Some(&pipeline_layout),
@@ -186,6 +217,7 @@ impl WgpuModule {
             queue,
             layout,
             pipelines,
+            entries,
             limits,
             timestamps,
         })
@@ -231,9 +263,14 @@ impl WgpuModule {
         let program = &self.plan.program;
         let sizes = tile_ir::args::bind_arrays(program, arrays, explicit)?;
         tile_plan::check_ranges_within(&self.plan, &sizes, crate::INDEX_BITS)?;
-        let mut groups = Vec::with_capacity(self.plan.kernels.len());
-        for k in &self.plan.kernels {
-            groups.push(self.groups(k, &sizes)?);
+        let mut groups = Vec::with_capacity(self.entries.len());
+        for e in &self.entries {
+            let k = &self.plan.kernels[e.kernel];
+            groups.push(match (k.mapping, e.fin) {
+                (Mapping::FullReduction, false) => (tile_plan::PARTIALS as u32, 1),
+                (Mapping::FullReduction, true) => (1, 1),
+                _ => self.groups(k, &sizes)?,
+            });
         }
         let mut uploads = Vec::with_capacity(program.params.len());
         for p in &program.params {
@@ -303,6 +340,19 @@ impl WgpuModule {
                 resource: b.as_entire_binding(),
             });
         }
+        // Whole-array reductions' chunk results (`tile_plan::PARTIALS`
+        // `f32` values), after the parameters.
+        let partials = self
+            .entries
+            .iter()
+            .any(|e| e.fin)
+            .then(|| init("tile_part", &vec![0u8; 4 * tile_plan::PARTIALS as usize]));
+        if let Some(b) = &partials {
+            entries.push(wgpu::BindGroupEntry {
+                binding: bufs.len() as u32 + 2,
+                resource: b.as_entire_binding(),
+            });
+        }
         let group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("tile"),
             layout: &self.layout,
@@ -322,6 +372,7 @@ impl WgpuModule {
             bufs,
             written,
             _sizes: sizes_buf,
+            _partials: partials,
         })
     }
 

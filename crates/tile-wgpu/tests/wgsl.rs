@@ -99,12 +99,15 @@ fn sixty_four_bit_floats_are_refused_naming_the_parameter() {
 }
 
 #[test]
-fn whole_array_reductions_are_refused_until_printed() {
+fn integers_beyond_32_bits_are_refused_naming_the_line() {
     let program = tile_ir::parse_program(
-        "program r(x: in f32[N], y: out f32[1]) {\n  y[0] = sum(j in 0..N: x[j])\n}",
+        "program w(x: in f32[N], y: out f32[N]) {\n  for i in 0..N {\n    y[i] = x[i] + f32(i * 4294967296)\n  }\n}",
     )
     .unwrap();
     let plan = compile(&program, &Options::default()).unwrap();
     let e = tile_wgpu::emit_wgsl(&plan).unwrap_err().to_string();
-    assert!(e.contains("full_reduction kernel"), "{e}");
+    assert!(
+        e.contains("line 3: the integer 4294967296 does not fit WGSL's 32-bit integers"),
+        "{e}"
+    );
 }

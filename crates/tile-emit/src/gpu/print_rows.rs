@@ -504,7 +504,10 @@ fn lower_reductions(p: &mut Printer, e: &mut Expr, ctx: &mut RowCtx) {
     let t = p.value_type(body);
     p.truncate_scope(depth);
     let (acc, set) = ctx.next_reduction(p);
-    p.line(p.d.syntax.var(p.scalar_type(t), &acc, Some(&start(p.d, op, t))));
+    p.line(
+        p.d.syntax
+            .var(p.scalar_type(t), &acc, Some(&start(p.d, op, t))),
+    );
     p.begin_checked_level(&var, &bl, &bh, &[], &[body]);
     let rl = ctx.row_loop(&var, &bl, &bh, &lo, &hi);
     let each = Each::Reduce {
