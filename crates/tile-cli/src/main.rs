@@ -40,8 +40,7 @@ enum Target {
     /// Generated CUDA C compiled by NVRTC.
     Cuda,
     /// Generated WGSL run by wgpu (Vulkan, Metal, DirectX 12; Mesa's
-    /// lavapipe without a GPU): element and serial kernels so far, in a
-    /// `tile` built with `--features wgpu`.
+    /// lavapipe without a GPU), in a `tile` built with `--features wgpu`.
     Wgpu,
 }
 
@@ -52,7 +51,7 @@ enum SourceTarget {
     Cpu,
     /// CUDA C.
     Cuda,
-    /// WGSL for wgpu (element and serial kernels so far).
+    /// WGSL for wgpu.
     Wgpu,
 }
 
@@ -64,7 +63,7 @@ enum BenchTarget {
     /// Generated CUDA C on an NVIDIA GPU.
     Cuda,
     /// Generated WGSL through wgpu (a `tile` built with `--features
-    /// wgpu`; element and serial kernels so far).
+    /// wgpu`).
     Wgpu,
 }
 
@@ -75,6 +74,8 @@ enum EmitTarget {
     Cpu,
     /// CUDA C.
     Cuda,
+    /// WGSL for wgpu.
+    Wgpu,
 }
 
 /// Options shared by every command that reads a program.
@@ -351,6 +352,7 @@ fn dispatch(cmd: Command) -> Result<(), String> {
                 EmitTarget::Cuda => {
                     tile_cuda::lower_cuda(&plan, &tile_cuda::CudaOptions::default())
                 }
+                EmitTarget::Wgpu => tile_wgpu::lower_wgsl(&plan),
             });
             if json {
                 let mut v = plan.to_json();

@@ -1,8 +1,9 @@
 //! Source snapshots: for every `tests/programs/**/*.tile` fixture, the
-//! program after the planner's rewrites and the generated C and CUDA, as
-//! `tests/snapshots/<same path>.snap`, so every rewrite and printer is
-//! pinned byte for byte. The CUDA prelude (the same for every program) is
-//! pinned once, in `tests/snapshots/cuda_prelude.cu`. `TILE_BLESS=1`
+//! program after the planner's rewrites and the generated C, CUDA and
+//! WGSL, as `tests/snapshots/<same path>.snap`, so every rewrite and
+//! printer is pinned byte for byte. The CUDA and WGSL preludes (the same
+//! for every program) are pinned once, in `tests/snapshots/cuda_prelude.cu`
+//! and `tests/snapshots/wgsl_prelude.wgsl`. `TILE_BLESS=1`
 //! rewrites the snapshots; a mismatch prints a diff. A second test proves
 //! the snapshots would notice: skipping any one rewrite changes at least
 //! one of them.
@@ -20,6 +21,7 @@ fn fixtures() -> Vec<PathBuf> {
 }
 
 const PRELUDE_MARK: &str = "/* (the CUDA prelude: tests/snapshots/cuda_prelude.cu) */\n";
+const WGSL_PRELUDE_MARK: &str = "/* (the WGSL prelude: tests/snapshots/wgsl_prelude.wgsl) */\n";
 
 /// A fixture's snapshot, the rewrite `skip` left out of the planner.
 fn snapshot(path: &Path, skip: Option<&str>) -> Result<String, String> {
@@ -31,8 +33,11 @@ fn snapshot(path: &Path, skip: Option<&str>) -> Result<String, String> {
     let cuda = tile_cuda::emit_cuda(&plan)
         .map(|s| s.replacen(tile_cuda::PRELUDE, PRELUDE_MARK, 1))
         .unwrap_or_else(|e| format!("error: {e}\n"));
+    let wgsl = tile_wgpu::emit_wgsl(&plan)
+        .map(|s| s.replacen(&tile_wgpu::prelude(), WGSL_PRELUDE_MARK, 1))
+        .unwrap_or_else(|e| format!("error: {e}\n"));
     Ok(format!(
-        "== simplified ==\n{}\n== c ==\n{c}\n== cuda ==\n{cuda}",
+        "== simplified ==\n{}\n== c ==\n{c}\n== cuda ==\n{cuda}\n== wgsl ==\n{wgsl}",
         plan.program
     ))
 }
@@ -78,6 +83,10 @@ fn every_fixture_matches_its_source_snapshot() {
     let mut failures = Vec::new();
     let prelude = root().join("tests/snapshots/cuda_prelude.cu");
     if let Err(e) = compare(&prelude, tile_cuda::PRELUDE, bless) {
+        failures.push(e);
+    }
+    let wgsl_prelude = root().join("tests/snapshots/wgsl_prelude.wgsl");
+    if let Err(e) = compare(&wgsl_prelude, &tile_wgpu::prelude(), bless) {
         failures.push(e);
     }
     let files = fixtures();

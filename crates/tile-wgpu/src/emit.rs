@@ -16,7 +16,7 @@
 //! (0 or 1), since WGSL storage holds no booleans. Failure ids number a
 //! kernel's sites from `n * 1000000 + 1`, as on CUDA.
 
-use crate::prelude::{DEFINED, PRELUDE};
+use crate::prelude::DEFINED;
 use crate::WgpuError;
 use tile_emit::gpu::FullPrint;
 use tile_emit::{Dialect, GpuSpelling, Printer, Syntax};
@@ -173,8 +173,7 @@ pub(crate) fn emit(plan: &Plan) -> Result<Emitted, WgpuError> {
             program.params.len() + 2
         ));
     }
-    source.push_str(PRELUDE);
-    source.push_str(&crate::prelude::block_helpers());
+    source.push_str(&crate::prelude::prelude());
     let mut sites = Vec::new();
     for (n, k) in plan.kernels.iter().enumerate() {
         let lowered = tile_plan::lower_kernel(program, &index, k, Target::WGPU);

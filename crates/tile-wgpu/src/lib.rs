@@ -2,23 +2,30 @@
 //! printer (`tile_emit`) in the [`WGSL`] dialect, for `wgpu`, which runs it
 //! on Metal, Vulkan and DirectX 12.
 //!
-//! What it prints so far: element kernels (`element_grid`, `split`) and
-//! kernels that run on one thread (`serial`) over `f32`, `i32` and `bool`
-//! buffers, without reductions. Anything else is refused with
-//! [`WgpuError::Unsupported`] naming the kernel or the parameter: 64-bit
-//! floats (WGSL has none), reductions (row, column and whole-array kernels,
-//! and reductions inside an element's statements). There is no runtime yet:
-//! the sources are checked by `naga` in this crate's tests (validated, then
-//! translated to the Metal Shading Language).
-
+//! Every mapping prints: element grids, row reductions (a workgroup per
+//! row), column reductions (32 columns by 8 slices per workgroup),
+//! whole-array reductions (chunks, then a `_fin` entry point) and serial
+//! kernels, over `f32`, `i32` and `bool` buffers, lowered for
+//! [`tile_plan::kernel_ir::Target::WGPU`]. Refused with
+//! [`WgpuError::Unsupported`], naming the parameter or line: 64-bit floats
+//! (WGSL has none) and integer literals beyond 32 bits. The runtime (cargo
+//! feature `runtime`) also refuses, before any upload, sizes the 32-bit
+//! range proof cannot keep below 2^30.
 mod emit;
 mod prelude;
 #[cfg(feature = "runtime")]
 mod runtime;
 
-pub use emit::{emit_wgsl, WGSL};
+pub use emit::{emit_wgsl, WGSL, WGSL_BLOCKS};
+pub use prelude::prelude;
 #[cfg(feature = "runtime")]
 pub use runtime::{adapter, WgpuBound, WgpuModule};
+
+/// The plan's kernels lowered for this target (what `tile plan --target
+/// wgpu` prints): blocks and barriers, scalar accesses, no staged rows.
+pub fn lower_wgsl(plan: &tile_plan::Plan) -> tile_plan::kernel_ir::Lowered {
+    tile_plan::lower_kernels(plan, tile_plan::kernel_ir::Target::WGPU)
+}
 
 /// Bits the range proof keeps every kernel integer under (`i32`, with
 /// room for a check's sum of two: see `tile_plan::check_ranges_within`).

@@ -48,6 +48,14 @@ pub const DEFINED: &[&str] = &[
     "tile_col_min_i64",
 ];
 
+/// Everything a module carries after its bindings (the same for every
+/// program): [`PRELUDE`], then [`block_helpers`].
+pub fn prelude() -> String {
+    let mut s = PRELUDE.to_string();
+    s.push_str(&block_helpers());
+    s
+}
+
 /// The block reductions of row kernels and the slice combinations of
 /// column kernels (`tile_block_*` and `tile_col_*`), for `f32` and `i32`
 /// (named `_i64`, as above), `sum`, `max` and `min`, over the slot sets of
