@@ -55,6 +55,10 @@ struct Kernel {
     plan: Plan,
     cpu: Mutex<Option<Arc<tile_cpu::CpuModule>>>,
     cuda: Mutex<Option<Arc<tile_cuda::CudaModule>>>,
+    /// `target="wgpu"`: host arrays run through wgpu (WGSL on Vulkan,
+    /// Metal or DirectX 12) instead of the CPU.
+    wgpu_target: bool,
+    wgpu: Mutex<Option<Arc<tile_wgpu::WgpuModule>>>,
 }
 
 impl Kernel {
@@ -71,6 +75,12 @@ impl Kernel {
     fn cpu_module(&self, py: Python<'_>) -> PyResult<Arc<tile_cpu::CpuModule>> {
         compiled_once(py, &self.cpu, || {
             tile_cpu::compile(&self.plan, &tile_cpu::CpuOptions::default()).map_err(err)
+        })
+    }
+
+    fn wgpu_module(&self, py: Python<'_>) -> PyResult<Arc<tile_wgpu::WgpuModule>> {
+        compiled_once(py, &self.wgpu, || {
+            tile_wgpu::WgpuModule::compile(&self.plan).map_err(err)
         })
     }
 
@@ -122,26 +132,48 @@ impl Kernel {
         })
     }
 
-    /// A generated program, planned with fusion on.
-    fn planned(program: tile_ir::Program) -> PyResult<Kernel> {
+    /// A generated program, planned with fusion on, for this kernel's
+    /// target.
+    fn planned(&self, program: tile_ir::Program) -> PyResult<Kernel> {
         let plan = tile_plan::compile(&program, &tile_plan::Options { fusion: true })
             .map_err(|e| err(format!("{}: error: {e}", program.name)))?;
-        Ok(Kernel {
-            given: program,
+        Ok(Kernel::with_plan(program, plan, self.wgpu_target))
+    }
+
+    fn with_plan(given: Program, plan: Plan, wgpu_target: bool) -> Kernel {
+        Kernel {
+            given,
             plan,
             cpu: Mutex::new(None),
             cuda: Mutex::new(None),
-        })
+            wgpu_target,
+            wgpu: Mutex::new(None),
+        }
     }
 }
 
 #[pymethods]
 impl Kernel {
     /// Parses `text` (named `file` in messages), selects `program` (needed
-    /// when the text holds several), verifies and plans it.
+    /// when the text holds several), verifies and plans it. `target`:
+    /// `None` runs on the arrays' device (the CPU or CUDA), `"wgpu"` runs
+    /// host arrays through wgpu.
     #[new]
-    #[pyo3(signature = (text, program=None, file="<string>", fusion=true))]
-    fn new(text: &str, program: Option<&str>, file: &str, fusion: bool) -> PyResult<Self> {
+    #[pyo3(signature = (text, program=None, file="<string>", fusion=true, target=None))]
+    fn new(
+        text: &str,
+        program: Option<&str>,
+        file: &str,
+        fusion: bool,
+        target: Option<&str>,
+    ) -> PyResult<Self> {
+        let wgpu_target = match target {
+            None => false,
+            Some("wgpu") => true,
+            Some(other) => return Err(err(format!(
+                "unknown target {other:?}: None (the arrays' device: the CPU or CUDA) or \"wgpu\""
+            ))),
+        };
         if text.len() as u64 > tile_ir::load::MAX_TEXT_BYTES {
             return Err(err(format!(
                 "{file}: error: the program text has {} bytes; at most {} are accepted",
@@ -152,12 +184,13 @@ impl Kernel {
         let program = tile_ir::load::load_program(text, file, program).map_err(err)?;
         let plan = tile_plan::compile(&program, &tile_plan::Options { fusion })
             .map_err(|e| err(format!("{file}: error: {e}")))?;
-        Ok(Kernel {
-            given: program,
-            plan,
-            cpu: Mutex::new(None),
-            cuda: Mutex::new(None),
-        })
+        Ok(Kernel::with_plan(program, plan, wgpu_target))
+    }
+
+    /// The target given at creation (`None` or `"wgpu"`).
+    #[getter]
+    fn target(&self) -> Option<&'static str> {
+        self.wgpu_target.then_some("wgpu")
     }
 
     /// The derivative program (`tile grad`) with respect to the inputs
@@ -169,7 +202,7 @@ impl Kernel {
     #[pyo3(signature = (wrt, with_value=false, saves="inputs"))]
     fn grad(&self, wrt: Vec<String>, with_value: bool, saves: &str) -> PyResult<Self> {
         let d = self.derive(wrt, with_value, saves)?;
-        Kernel::planned(d.grad)
+        self.planned(d.grad)
     }
 
     /// With `saves="reductions"`: the program itself, also writing every
@@ -177,7 +210,7 @@ impl Kernel {
     /// the derivative of `grad(wrt, saves="reductions")` reads back.
     fn forward_saving(&self, wrt: Vec<String>) -> PyResult<Self> {
         let d = self.derive(wrt, false, "reductions")?;
-        Kernel::planned(
+        self.planned(
             d.forward
                 .expect("saving reductions gives a forward program"),
         )
@@ -222,12 +255,14 @@ impl Kernel {
         self.plan.to_string()
     }
 
-    /// The generated source for `target` (`cpu`: C, `cuda`: CUDA C).
+    /// The generated source for `target` (`cpu`: C, `cuda`: CUDA C,
+    /// `wgpu`: WGSL).
     fn source(&self, target: &str) -> PyResult<String> {
         match target {
             "cpu" => tile_cpu::emit_c(&self.plan, &tile_cpu::CpuOptions::default()).map_err(err),
             "cuda" => tile_cuda::emit_cuda(&self.plan).map_err(err),
-            other => Err(err(format!("unknown target {other:?} (cpu or cuda)"))),
+            "wgpu" => tile_wgpu::emit_wgsl(&self.plan).map_err(err),
+            other => Err(err(format!("unknown target {other:?} (cpu, cuda or wgpu)"))),
         }
     }
 
@@ -415,7 +450,26 @@ impl Kernel {
             });
         }
         let sizes = Sizes::new();
-        if cuda {
+        if self.wgpu_target {
+            if cuda {
+                return Err(err(format!(
+                    "target=\"wgpu\" runs host arrays (NumPy arrays, CPU tensors), but `{}` is on {}",
+                    program.params[0].name,
+                    first.describe()
+                )));
+            }
+            if stream.is_some() {
+                return Err(err(
+                    "stream= is for CUDA arrays; target=\"wgpu\" runs host arrays",
+                ));
+            }
+            let module = self.wgpu_module(py)?;
+            // SAFETY: as for the CPU below: each address and size come
+            // from the owning object's description, held in `descs` for
+            // the call.
+            py.detach(|| unsafe { module.run_raw(&raws, &sizes) })
+                .map_err(err)?;
+        } else if cuda {
             let module = self.cuda_module(py)?;
             let ordinal = module.gpu().ordinal;
             for (p, d) in program.params.iter().zip(descs.iter()) {

@@ -222,8 +222,16 @@ class Kernel:
 
         return Kernel(self._k.forward_saving(checked_wrt(None, self._params, self.name)))
 
+    @property
+    def target(self):
+        """`None` (runs on the arrays' device: the CPU or CUDA) or `"wgpu"`
+        (runs host arrays through wgpu: WGSL on Vulkan, Metal or DirectX
+        12)."""
+        return self._k.target
+
     def source(self, target="cpu"):
-        """The generated source: C for `cpu`, CUDA C for `cuda`."""
+        """The generated source: C for `cpu`, CUDA C for `cuda`, WGSL for
+        `wgpu`."""
         return self._k.source(target)
 
     def __repr__(self):
@@ -383,10 +391,12 @@ def _numpy_like():
     return numpy.empty(0)
 
 
-def compile(text, program=None, *, fusion=True, file="<string>"):  # noqa: A001
+def compile(text, program=None, *, fusion=True, file="<string>", target=None):  # noqa: A001
     """A `Kernel` from `.tile` text. `program` selects one when the text
-    holds several; `fusion=False` plans without fusion (for comparison).
-    Errors name `file`, line and column."""
+    holds several; `fusion=False` plans without fusion (for comparison);
+    `target="wgpu"` runs host arrays (NumPy, CPU tensors) through wgpu
+    instead of the CPU (default `None`: the arrays' device). Errors name
+    `file`, line and column."""
     for what, value in (("the program text", text), ("program", program), ("file", file)):
         if value is None and what == "program":
             continue
@@ -402,7 +412,9 @@ def compile(text, program=None, *, fusion=True, file="<string>"):  # noqa: A001
                 f"{line}:{col}: error: {what} holds a character that is not valid Unicode "
                 f"({value[exc.start]!r}, a lone surrogate)"
             ) from None
-    return Kernel(_NativeKernel(text, program, file, fusion))
+    if target is not None and not isinstance(target, str):
+        raise TileError(f"target must be None or a str, not {type(target).__name__}")
+    return Kernel(_NativeKernel(text, program, file, fusion, target))
 
 
 # --------------------------------------------------------------------------
@@ -415,8 +427,9 @@ class Function:
     shows the captured program. Calls go through the native dispatcher,
     which describes the arrays once and launches."""
 
-    def __init__(self, fn):
+    def __init__(self, fn, target=None):
         self._fn = fn
+        self._target = target
         self._last = None
         self.__name__ = getattr(fn, "__name__", "captured")
         self.__doc__ = getattr(fn, "__doc__", None)
@@ -433,7 +446,7 @@ class Function:
             )
         dtype = dtypes[0]
         text, shapes, single = _capture.capture(self._fn, list(ranks), dtype)
-        kernel = compile(text, file=f"<captured {self.__name__}>")
+        kernel = compile(text, file=f"<captured {self.__name__}>", target=self._target)
         self._last = kernel
         return kernel._k, [list(s) for s in shapes], single, dtype
 
@@ -460,7 +473,7 @@ class Function:
         if not ranks:
             ranks = (2,) * len(_capture.inspect.signature(self._fn).parameters)
         text, _, _ = _capture.capture(self._fn, list(ranks), dtype)
-        return compile(text, file=f"<captured {self.__name__}>")
+        return compile(text, file=f"<captured {self.__name__}>", target=self._target)
 
     def _kernel(self):
         return self._last if self._last is not None else self.capture()
@@ -490,9 +503,15 @@ class Function:
 from ._grad import autograd, vjp  # noqa: E402
 
 
-def jit(fn):
+def jit(fn=None, *, target=None):
     """Captures `fn` (a function of arrays returning an array or a tuple of
     arrays). Call the result on arrays: `f(x)` allocates the results like
     `x`; `f(x, out=(a, b))` writes them in place; `stream=` picks a CUDA
-    stream. `f.program`, `f.plan()` and `f.source(target)` show what runs."""
-    return _NativeFunction(Function(fn))
+    stream. `f.program`, `f.plan()` and `f.source(target)` show what runs.
+    `tile.jit(fn, target="wgpu")` (or `@tile.jit(target="wgpu")`) runs
+    host arrays through wgpu instead of the CPU."""
+    if target is not None and target != "wgpu":
+        raise TileError(f'unknown target {target!r}: None (the arrays\' device) or "wgpu"')
+    if fn is None:
+        return lambda f: _NativeFunction(Function(f, target))
+    return _NativeFunction(Function(fn, target))

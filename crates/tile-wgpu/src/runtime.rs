@@ -14,6 +14,7 @@
 use crate::emit::{emit, KERNEL_SITES};
 use crate::WgpuError;
 use std::collections::BTreeMap;
+use tile_ir::args::RawArg;
 use tile_ir::{ArgError, Array, ArrayData, DType, Role, Sizes};
 use tile_plan::{Mapping, Plan};
 use wgpu::util::DeviceExt;
@@ -250,6 +251,53 @@ impl WgpuModule {
         self.launch(&bound);
         self.finish(&bound)?;
         self.download(&bound, arrays)
+    }
+
+    /// [`WgpuModule::run`] on arguments in caller-owned host memory (the
+    /// Python package's NumPy arrays and CPU tensors): every check of
+    /// `tile_ir::args::bind_raw` (names, shapes, sizes in bytes, null,
+    /// alignment, a written argument overlapping another) before any
+    /// copy; the written arguments are written back only after a call
+    /// that succeeded.
+    ///
+    /// # Safety
+    ///
+    /// Each argument's `addr` must be valid for reads of `bytes` bytes, and
+    /// for writes where the program writes it, for the whole call, with no
+    /// other thread writing that memory meanwhile.
+    pub unsafe fn run_raw(&self, args: &[RawArg], explicit: &Sizes) -> Result<(), WgpuError> {
+        let program = &self.plan.program;
+        tile_ir::args::bind_raw(program, args, explicit)?;
+        let mut arrays = BTreeMap::new();
+        for a in args {
+            let bytes: &[u8] = if a.bytes == 0 {
+                &[]
+            } else {
+                // SAFETY: the caller's contract; bind_raw checked the
+                // size against the shape, null and alignment.
+                unsafe { std::slice::from_raw_parts(a.addr as *const u8, a.bytes) }
+            };
+            arrays.insert(a.name.clone(), host_array(a.dtype, &a.shape, bytes)?);
+        }
+        self.run(&mut arrays, explicit)?;
+        for a in args {
+            let written = program.param(&a.name).is_some_and(|p| p.role.is_written());
+            if let (true, Some(out)) = (written && a.bytes > 0, arrays.get(&a.name)) {
+                let src = out.as_bytes();
+                debug_assert_eq!(src.len(), a.bytes);
+                // SAFETY: the caller's contract (writable for `bytes`);
+                // the array has the argument's shape and dtype, so as
+                // many bytes.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        src.as_ptr(),
+                        a.addr as *mut u8,
+                        src.len().min(a.bytes),
+                    )
+                };
+            }
+        }
+        Ok(())
     }
 
     /// Checks `arrays` against the program (shapes, the 32-bit range
@@ -614,6 +662,31 @@ fn storage_bytes(a: &Array) -> Vec<u8> {
         ArrayData::F64(_) => Vec::new(),
         _ => a.as_bytes().to_vec(),
     }
+}
+
+/// An array of `dtype` and `shape` holding a copy of `bytes` (native
+/// byte order, as the host holds it).
+fn host_array(dtype: DType, shape: &[usize], bytes: &[u8]) -> Result<Array, WgpuError> {
+    let words = |n: usize| bytes.chunks_exact(n);
+    let data = match dtype {
+        DType::F32 => ArrayData::F32(
+            words(4)
+                .map(|c| f32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
+        ),
+        DType::I32 => ArrayData::I32(
+            words(4)
+                .map(|c| i32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
+        ),
+        DType::Bool => ArrayData::Bool(bytes.iter().map(|&b| u8::from(b != 0)).collect()),
+        DType::F64 => ArrayData::F64(
+            words(8)
+                .map(|c| f64::from_ne_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+                .collect(),
+        ),
+    };
+    Array::new(shape.to_vec(), data).map_err(|e| WgpuError::Device(e.to_string()))
 }
 
 /// Writes the kernels' elements back into `a`.
