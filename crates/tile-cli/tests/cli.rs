@@ -660,7 +660,7 @@ fn emit_prints_wgsl_and_refuses_what_the_wgpu_target_cannot_run() {
     let o = tile(&["emit", "--target", "wgpu", &example("sigmoid_pair.tile")]);
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
-    assert!(out.contains("@compute @workgroup_size(256)"), "{out}");
+    assert!(out.contains("@compute @workgroup_size(256, 1)"), "{out}");
     assert!(
         out.contains("var<storage, read_write> p_grad: array<f32>;"),
         "{out}"
@@ -669,19 +669,25 @@ fn emit_prints_wgsl_and_refuses_what_the_wgpu_target_cannot_run() {
     let f = write(
         &dir,
         "rows.tile",
-        "program r(x: in f32[M, N], y: out f32[M]) {\n  for i in 0..M {\n    y[i] = sum(j in 0..N: x[i, j])\n  }\n}\n",
+        "program r(x: in f64[M, N], y: out f64[M]) {\n  for i in 0..M {\n    y[i] = sum(j in 0..N: x[i, j])\n  }\n}\n",
     );
     let o = tile(&["emit", "--target", "wgpu", &f]);
     let (_, err) = text(&o);
     assert!(!o.status.success());
-    assert!(err.contains("rows.tile: error: the wgpu target cannot run this program: kernel k0 is a row_reduction kernel"), "{err}");
+    assert!(err.contains("rows.tile: error: the wgpu target cannot run this program: parameter `x` (line 1) is f64"), "{err}");
     // `run` says first what the target cannot print; without the runtime
     // feature, it says how to build it.
+    let x64 = save(
+        &dir,
+        "x64.npy",
+        &Array::from_f64(tile_ir::DType::F64, &[2, 3], &[1.0; 6]),
+    );
     let x = save(
         &dir,
         "x.npy",
         &Array::from_f64(tile_ir::DType::F32, &[2, 3], &[1.0; 6]),
     );
+    let input64 = format!("x={x64}");
     let input = format!("x={x}");
     let o = tile(&[
         "run",
@@ -689,13 +695,13 @@ fn emit_prints_wgsl_and_refuses_what_the_wgpu_target_cannot_run() {
         "wgpu",
         &f,
         "--input",
-        &input,
+        &input64,
         "--out-dir",
         dir.join("o1").to_str().unwrap(),
     ]);
     let (_, err) = text(&o);
     assert!(!o.status.success());
-    assert!(err.contains("row_reduction kernel"), "{err}");
+    assert!(err.contains("is f64, and WGSL has no 64-bit floats"), "{err}");
     let out = dir.join("o2");
     let o = tile(&[
         "run",
