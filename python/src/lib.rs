@@ -170,9 +170,11 @@ impl Kernel {
         let wgpu_target = match target {
             None => false,
             Some("wgpu") => true,
-            Some(other) => return Err(err(format!(
+            Some(other) => {
+                return Err(err(format!(
                 "unknown target {other:?}: None (the arrays' device: the CPU or CUDA) or \"wgpu\""
-            ))),
+            )))
+            }
         };
         if text.len() as u64 > tile_ir::load::MAX_TEXT_BYTES {
             return Err(err(format!(

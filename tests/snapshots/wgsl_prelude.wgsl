@@ -1,6 +1,14 @@
 
-/* A failed check reports its site (1-based); the caller returns. */
-fn tile_fail(id: i32) { atomicStore(&tile_err, id); }
+/* A failed check reports its site (1-based), unless one is reported
+   already: a thread of a kernel with barriers goes on after a failure,
+   and a later check it fails (on a value read out of bounds) must not
+   hide the first. */
+fn tile_fail(id: i32) {
+  loop {
+    let r = atomicCompareExchangeWeak(&tile_err, 0, id);
+    if (r.exchanged || r.old_value != 0) { break; }
+  }
+}
 
 fn tile_inf_f32() -> f32 { var b = 0x7f800000u; return bitcast<f32>(b); }
 fn tile_nan_f32() -> f32 { var b = 0x7fc00000u; return bitcast<f32>(b); }

@@ -701,7 +701,10 @@ fn emit_prints_wgsl_and_refuses_what_the_wgpu_target_cannot_run() {
     ]);
     let (_, err) = text(&o);
     assert!(!o.status.success());
-    assert!(err.contains("is f64, and WGSL has no 64-bit floats"), "{err}");
+    assert!(
+        err.contains("is f64, and WGSL has no 64-bit floats"),
+        "{err}"
+    );
     let out = dir.join("o2");
     let o = tile(&[
         "run",

@@ -69,8 +69,9 @@ pub struct Dialect {
     pub gpu: Option<GpuSpelling>,
     /// How declarations, loops, conversions and choices are written.
     pub syntax: Syntax,
-    /// The statement that reports failure site `{n}` and leaves the
-    /// kernel (or the slice), after a check fails.
+    /// The statement that reports failure site `{n}` after a check fails,
+    /// and leaves the kernel (or the slice) where the dialect can (WGSL's
+    /// kernels with barriers go on: `tile_wgpu::WGSL_BLOCKS`).
     pub fail_site: &'static str,
     /// Whether `f32` sums accumulate in `f64` (a dialect without 64-bit
     /// floats accumulates in `f32`).
@@ -255,8 +256,9 @@ pub struct GpuSpelling {
     /// The line before a loop of a fixed count asking the compiler to
     /// unroll it fully (register arrays indexed by its counter).
     pub unroll_fully: &'static str,
-    /// Reports failure site `{n}` and leaves the kernel (a block, after a
-    /// check the printer spelled out itself).
+    /// Reports failure site `{n}` and leaves the kernel where the dialect
+    /// can, as [`Dialect::fail_site`] (a block, after a check the printer
+    /// spelled out itself).
     pub fail: &'static str,
     /// Declares the block's reduction slots, `{n}` of them, in the
     /// kernel (empty where the target declares them outside: WGSL's

@@ -1,7 +1,8 @@
 //! How both back ends print a `full_reduction` kernel's parts
 //! ([`tile_plan::FullParts`], built by tile-plan's `split_full_reductions`):
 //! the chunk range, the accumulator literals, the final store and the
-//! `double` combination.
+//! combination of chunk results (in `double`, or `f32`:
+//! [`Printer::partial_type`]).
 
 use crate::printer::Printer;
 use tile_ir::{DType, ReduceOp};
@@ -37,7 +38,7 @@ impl Printer<'_> {
         }
     }
 
-    /// A `double` accumulator's start for `op` (NaN for `max`/`min`: the
+    /// A chunk accumulator's start for `op` ([`Printer::partial_type`]) (NaN for `max`/`min`: the
     /// first value replaces it) and the value of an empty range.
     pub fn full_literals(&self, op: ReduceOp) -> (String, String) {
         let f = |x: f64| self.float_lit(x, self.partial_type());
@@ -48,7 +49,7 @@ impl Printer<'_> {
         }
     }
 
-    /// Binds the combined result (the `double` held by `comb`) in the
+    /// Binds the combined result (held by `comb`, of the partial type) in the
     /// reduction's type and prints the store.
     pub fn full_store(&mut self, f: &FullParts, comb: &str) {
         let depth = self.scope_len();
@@ -68,7 +69,7 @@ impl Printer<'_> {
         self.truncate_scope(depth);
     }
 
-    /// `acc = acc op v;` for `double` values (the helpers `tile_max_f64`
+    /// `acc = acc op v;` for chunk results (the helpers `tile_max_f64`
     /// and `tile_min_f64` of the target's library).
     pub fn combine_f64(&mut self, op: ReduceOp, acc: &str, v: &str) -> String {
         let t = match self.partial_type() {

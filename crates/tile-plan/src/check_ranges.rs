@@ -396,12 +396,16 @@ impl Checker<'_> {
                 self.may_fail |= self.dead == 0;
                 continue;
             };
-            let inside = self
-                .boxes
-                .get(buf)
-                .and_then(|b| b.get(d))
-                .is_some_and(|&(lo, hi)| iv.lo >= lo as i128 && iv.hi < hi as i128);
+            let dim = self.boxes.get(buf).and_then(|b| b.get(d)).copied();
+            let inside = dim.is_some_and(|(lo, hi)| iv.lo >= lo as i128 && iv.hi < hi as i128);
             self.may_fail |= !inside && self.dead == 0;
+            // An index that computes nothing (a loaded value, a name, a
+            // conversion, a min or max of such) checked against a box
+            // from 0 is compared as it is (`q >= 0 && q < n`): no sum to
+            // wrap, whatever its magnitude.
+            if copies_operand(e) && dim.is_some_and(|(lo, _)| lo == 0) {
+                continue;
+            }
             if iv.magnitude() >= self.limit {
                 let bounds = self.boxes.get(buf).cloned().unwrap_or_default();
                 return Err(RangeError {
@@ -437,7 +441,8 @@ impl Checker<'_> {
     }
 
     /// The interval of an integer-valued `e` (`None` for floats and
-    /// booleans); refuses any computed integer reaching the limit.
+    /// booleans); refuses any computed integer reaching the limit (not
+    /// those [`copies_operand`] names: nothing computed there can wrap).
     fn expr(&mut self, e: &Expr, span: Span) -> Result<Option<Iv>, RangeError> {
         let iv = self.eval(e, span)?;
         // A literal is printed as written, a load holds a value of its
@@ -445,10 +450,7 @@ impl Checker<'_> {
         // was computed (a size, a loop's bounds, a binding's value): none
         // computes anything that could wrap here (what is computed from
         // them is checked, and an index is checked by `access`).
-        if let (Some(v), false) = (
-            iv,
-            matches!(e, Expr::Int(_) | Expr::Load { .. } | Expr::Var(_)),
-        ) {
+        if let (Some(v), false) = (iv, copies_operand(e)) {
             if v.magnitude() >= self.limit {
                 return Err(RangeError {
                     span,
@@ -611,6 +613,25 @@ fn renamed(n: &str) -> Option<&str> {
         && !k.is_empty()
         && k.bytes().all(|b| b.is_ascii_digit()))
     .then_some(user)
+}
+
+/// Whether `e`'s value is one of its operands' values, or a value of its
+/// type, computed by nothing that could wrap: a literal (printed as
+/// written), a load (a value of its buffer's `i32` type), a name (checked
+/// where it was computed: a size, a loop's bounds, a binding's value), a
+/// conversion to `i32` (it saturates), or a `min`, `max` or `select` of
+/// operands (each checked in turn).
+fn copies_operand(e: &Expr) -> bool {
+    matches!(
+        e,
+        Expr::Int(_)
+            | Expr::Load { .. }
+            | Expr::Var(_)
+            | Expr::Call(
+                Func::Cast(DType::I32) | Func::Min | Func::Max | Func::Select,
+                _
+            )
+    )
 }
 
 #[cfg(test)]
@@ -804,5 +825,19 @@ mod tests {
         let e = within(quarter, &[("N", 50000), ("M", 50000)], 30).unwrap_err();
         assert!(e.to_string().contains("N * M"), "{e}");
         within(quarter, &[("N", 50000), ("M", 50000)], 62).unwrap();
+        // A gather's index computes nothing: checked as it is against a
+        // box from 0, whatever it holds; clamped or converted values too.
+        let gather = "program p(x: in f32[N], k: in i32[N], y: out f32[N]) { for i in 0..N { y[i] = x[k[i]] } }";
+        within(gather, &[("N", 8)], 30).unwrap();
+        let binned = "program p(x: in f32[N], c: out i32[B]) { for n in 0..N { c[max(0, min(B - 1, i32(floor(x[n] * 4.0))))] = 1 } }";
+        within(binned, &[("N", 8), ("B", 4)], 30).unwrap();
+        // ... but not a sum on it, nor a box that starts elsewhere (its
+        // check subtracts the start).
+        let shifted = "program p(x: in f32[N], k: in i32[N], y: out f32[N]) { for i in 0..N { y[i] = x[k[i] - 1] } }";
+        let e = within(shifted, &[("N", 8)], 30).unwrap_err();
+        assert!(e.to_string().contains("index `k[i] - 1` may reach"), "{e}");
+        let offset = "program p(x: in f32[-4..N], k: in i32[N], y: out f32[N]) { for i in 0..N { y[i] = x[k[i]] } }";
+        let e = within(offset, &[("N", 8)], 30).unwrap_err();
+        assert!(e.to_string().contains("outside the box of `x`"), "{e}");
     }
 }

@@ -9,12 +9,16 @@
 //! @group(0) @binding(2) var<storage, read> p_x: array<f32>;              // parameter 0, and so on
 //! ```
 //!
-//! then the helper library ([`crate::prelude`]) and one entry point per
-//! kernel, `tile_kN`, with workgroups of 256 threads: the element grid's
-//! grid-stride loops over `workgroup_id` and `num_workgroups` as on CUDA
-//! (`tile_emit::gpu::element_grid`). `bool` parameters are stored as `i32`
-//! (0 or 1), since WGSL storage holds no booleans. Failure ids number a
-//! kernel's sites from `n * 1000000 + 1`, as on CUDA.
+//! then, where a kernel reduces a whole array, `tile_part` (its chunks'
+//! results) after the parameters; the helper library ([`crate::prelude`]);
+//! and an entry point per kernel, `tile_kN` (and `tile_kN_fin` after a
+//! whole-array reduction's), with the workgroup [`workgroup`] gives it:
+//! 256 threads for element, row, serial and whole-array kernels, 32
+//! columns by 8 slices for shared column kernels, 64 for column kernels
+//! run one column per thread. The bodies are `tile_emit::gpu`'s, as on
+//! CUDA. `bool` parameters are stored as `i32` (0 or 1), since WGSL
+//! storage holds no booleans. Failure ids number a kernel's sites from
+//! `n * 1000000 + 1`, as on CUDA.
 
 use crate::prelude::DEFINED;
 use crate::WgpuError;
@@ -311,6 +315,26 @@ fn refuse_unsupported(plan: &Plan) -> Result<(), WgpuError> {
             q.name, q.span.line
         )));
     }
+    for q in &program.params {
+        for d in &q.dims {
+            for e in [&d.lo, &d.hi] {
+                let mut wide = None;
+                e.walk(&mut |x| {
+                    if let Expr::Int(v) = x {
+                        if i32::try_from(*v).is_err() {
+                            wide.get_or_insert(*v);
+                        }
+                    }
+                });
+                if let Some(v) = wide {
+                    return Err(WgpuError::Unsupported(format!(
+                        "parameter `{}` (line {}): the integer {v} in its shape does not fit WGSL's 32-bit integers",
+                        q.name, q.span.line
+                    )));
+                }
+            }
+        }
+    }
     let mut f64_line = None;
     for s in &program.body {
         s.walk(&mut |t| {
@@ -330,18 +354,27 @@ fn refuse_unsupported(plan: &Plan) -> Result<(), WgpuError> {
     }
     for k in &plan.kernels {
         let mut wide = None;
+        let mut note = |line: u32, e: &Expr| {
+            e.walk(&mut |x| {
+                if let Expr::Int(v) = x {
+                    if i32::try_from(*v).is_err() {
+                        wide.get_or_insert((line, *v));
+                    }
+                }
+            })
+        };
         for s in &k.body {
             s.walk(&mut |t| {
                 for e in t.exprs() {
-                    e.walk(&mut |x| {
-                        if let Expr::Int(v) = x {
-                            if i32::try_from(*v).is_err() {
-                                wide.get_or_insert((t.span().line, *v));
-                            }
-                        }
-                    });
+                    note(t.span().line, e);
                 }
             });
+        }
+        // The loop bounds: named by the kernel's first statement.
+        let first = k.body.first().map_or(0, |s| s.span().line);
+        for lv in &k.domain {
+            note(first, &lv.lo);
+            note(first, &lv.hi);
         }
         if let Some((line, v)) = wide {
             return Err(WgpuError::Unsupported(format!(

@@ -3,12 +3,14 @@
 //! on Metal, Vulkan and DirectX 12.
 //!
 //! Every mapping prints: element grids, row reductions (a workgroup per
-//! row), column reductions (32 columns by 8 slices per workgroup),
+//! row), column reductions (32 columns by 8 slices per workgroup where
+//! the block shares a column, else 64 columns, one per thread),
 //! whole-array reductions (chunks, then a `_fin` entry point) and serial
 //! kernels, over `f32`, `i32` and `bool` buffers, lowered for
 //! [`tile_plan::kernel_ir::Target::WGPU`]. Refused with
 //! [`WgpuError::Unsupported`], naming the parameter or line: 64-bit floats
-//! (WGSL has none) and integer literals beyond 32 bits. The runtime (cargo
+//! (WGSL has none), integer literals beyond 32 bits, and (a Tile bug, named
+//! by the message) a helper the prelude does not define. The runtime (cargo
 //! feature `runtime`) also refuses, before any upload, sizes the 32-bit
 //! range proof cannot keep below 2^30.
 mod emit;

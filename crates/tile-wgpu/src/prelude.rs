@@ -71,8 +71,11 @@ pub fn prelude() -> String {
 /// the column's first thread combines the slices in slice order. Either
 /// way the result does not depend on timing.
 pub fn block_helpers() -> String {
-    let mut out = String::from(
-        "\nvar<workgroup> tile_smem: array<f32, 512>;\nvar<workgroup> tile_smem_i: array<i32, 512>;\n",
+    // Two sets of the larger block's slots.
+    let (rx, (cx, cy)) = (crate::emit::ROW_THREADS, crate::emit::COL_THREADS);
+    let slots = 2 * rx.max(cx * cy);
+    let mut out = format!(
+        "\nvar<workgroup> tile_smem: array<f32, {slots}>;\nvar<workgroup> tile_smem_i: array<i32, {slots}>;\n"
     );
     for (t, sfx, mem) in [("f32", "f32", "tile_smem"), ("i32", "i64", "tile_smem_i")] {
         for op in ["sum", "max", "min"] {
@@ -106,8 +109,16 @@ pub fn block_helpers() -> String {
 /// The prelude text (the same for every program). Integer helpers keep
 /// the C back ends' names (`_i64`: Tile's integer type), on WGSL's `i32`.
 pub const PRELUDE: &str = r#"
-/* A failed check reports its site (1-based); the caller returns. */
-fn tile_fail(id: i32) { atomicStore(&tile_err, id); }
+/* A failed check reports its site (1-based), unless one is reported
+   already: a thread of a kernel with barriers goes on after a failure,
+   and a later check it fails (on a value read out of bounds) must not
+   hide the first. */
+fn tile_fail(id: i32) {
+  loop {
+    let r = atomicCompareExchangeWeak(&tile_err, 0, id);
+    if (r.exchanged || r.old_value != 0) { break; }
+  }
+}
 
 fn tile_inf_f32() -> f32 { var b = 0x7f800000u; return bitcast<f32>(b); }
 fn tile_nan_f32() -> f32 { var b = 0x7fc00000u; return bitcast<f32>(b); }

@@ -1,7 +1,8 @@
 //! The wgpu runtime: one device per module, the program's WGSL compiled
-//! once into a pipeline per kernel over one bind group layout (sizes,
-//! failure word, every parameter), and calls that check everything before
-//! any work and change nothing when they fail.
+//! once into a pipeline per entry point over one bind group layout (sizes,
+//! failure word, every parameter, and the chunk results of whole-array
+//! reductions), and calls that check everything before any work and
+//! change nothing when they fail.
 //!
 //! A call binds the arguments (`tile_ir::args`), proves the 32-bit ranges
 //! (`tile_plan::check_ranges_within`, [`crate::INDEX_BITS`]) and checks each
@@ -113,7 +114,7 @@ fn backends_named(name: Option<&str>) -> Result<wgpu::Backends, WgpuError> {
 
 impl WgpuModule {
     /// Prints the plan's WGSL, opens a device on the first adapter of the
-    /// chosen backends and compiles a pipeline per kernel.
+    /// chosen backends and compiles a pipeline per entry point.
     pub fn compile(plan: &Plan) -> Result<WgpuModule, WgpuError> {
         let emitted = emit(plan)?;
         let program = &plan.program;
@@ -129,9 +130,10 @@ impl WgpuModule {
             || bindings > limits.max_bindings_per_bind_group as usize
         {
             return Err(WgpuError::Unsupported(format!(
-                "`{}` needs {bindings} storage buffers ({} parameters and Tile's sizes and failure word); the adapter {adapter_name} allows {}",
+                "`{}` needs {bindings} storage buffers ({} parameters and Tile's sizes and failure word{}); the adapter {adapter_name} allows {}",
                 program.name,
                 program.params.len(),
+                if partials { " and chunk results" } else { "" },
                 limits
                     .max_storage_buffers_per_shader_stage
                     .min(limits.max_bindings_per_bind_group)

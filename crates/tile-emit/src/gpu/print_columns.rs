@@ -171,7 +171,8 @@ fn slice_range(p: &mut Printer, lo: &Expr, hi: &Expr, n: usize) -> (String, Stri
     let (blo, _) = p.lower_as(lo, VTy::Int);
     let (bhi, _) = p.lower_as(hi, VTy::Int);
     // This thread's slice: `ch` consecutive values (the last slices may be
-    // shorter or empty). No sum below can wrap: bounds are below 2^62.
+    // shorter or empty). No sum below can wrap: bounds are below 2^62
+    // (2^30 where integers are 32-bit: the range proof's bound).
     let (sl, sh) = (format!("csl{n}"), format!("csh{n}"));
     let (g, int, syn) = (p.gpu(), p.d.int, p.d.syntax);
     let (ty, by) = (g.thread_y, g.threads_y);

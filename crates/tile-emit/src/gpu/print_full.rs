@@ -3,7 +3,7 @@
 //! the block reduces its chunk (its threads split the chunk; or, when the
 //! reduced body holds reductions, the chunk's values one after the other,
 //! each body's reductions split over the block) into `tile_part[c]`, in
-//! `double`. `tile_kN_fin` (one block) combines the chunks in a fixed tree
+//! `double` (`f32` in a dialect without it: [`Printer::partial_type`]). `tile_kN_fin` (one block) combines the chunks in a fixed tree
 //! and one thread runs the store with the reduction replaced by the result. No float
 //! atomics: the result is the same on every run.
 
