@@ -58,6 +58,7 @@ struct Kernel {
     /// `target="wgpu"`: host arrays run through wgpu (WGSL on Vulkan,
     /// Metal or DirectX 12) instead of the CPU.
     wgpu_target: bool,
+    #[cfg(feature = "wgpu")]
     wgpu: Mutex<Option<Arc<tile_wgpu::WgpuModule>>>,
 }
 
@@ -78,10 +79,29 @@ impl Kernel {
         })
     }
 
+    #[cfg(feature = "wgpu")]
     fn wgpu_module(&self, py: Python<'_>) -> PyResult<Arc<tile_wgpu::WgpuModule>> {
         compiled_once(py, &self.wgpu, || {
             tile_wgpu::WgpuModule::compile(&self.plan).map_err(err)
         })
+    }
+
+    /// Runs the program through wgpu on host arrays (`target="wgpu"`).
+    #[cfg(feature = "wgpu")]
+    fn run_wgpu(&self, py: Python<'_>, raws: &[RawArg], sizes: &Sizes) -> PyResult<()> {
+        let module = self.wgpu_module(py)?;
+        // SAFETY: each address and size come from the owning object's own
+        // description, held by the caller (`descs`) for the call, as for
+        // the CPU.
+        py.detach(|| unsafe { module.run_raw(raws, sizes) })
+            .map_err(err)
+    }
+
+    #[cfg(not(feature = "wgpu"))]
+    fn run_wgpu(&self, _: Python<'_>, _: &[RawArg], _: &Sizes) -> PyResult<()> {
+        Err(err(
+            "this build of tile has no wgpu runtime (build the package with the `wgpu` feature: pip install ./python does)",
+        ))
     }
 
     fn cuda_module(&self, py: Python<'_>) -> PyResult<Arc<tile_cuda::CudaModule>> {
@@ -147,6 +167,7 @@ impl Kernel {
             cpu: Mutex::new(None),
             cuda: Mutex::new(None),
             wgpu_target,
+            #[cfg(feature = "wgpu")]
             wgpu: Mutex::new(None),
         }
     }
@@ -465,12 +486,7 @@ impl Kernel {
                     "stream= is for CUDA arrays; target=\"wgpu\" runs host arrays",
                 ));
             }
-            let module = self.wgpu_module(py)?;
-            // SAFETY: as for the CPU below: each address and size come
-            // from the owning object's description, held in `descs` for
-            // the call.
-            py.detach(|| unsafe { module.run_raw(&raws, &sizes) })
-                .map_err(err)?;
+            self.run_wgpu(py, &raws, &sizes)?;
         } else if cuda {
             let module = self.cuda_module(py)?;
             let ordinal = module.gpu().ordinal;
