@@ -439,13 +439,21 @@ impl WgpuModule {
                 label: Some("tile"),
                 timestamp_writes: None,
             });
-            pass.set_bind_group(0, &bound.group, &[]);
+            self.record(&mut pass, bound, 1);
+        }
+        self.queue.submit([encoder.finish()]);
+    }
+
+    /// Records `n` calls over `bound` into `pass`: every entry point's
+    /// dispatch, in order, per call.
+    fn record(&self, pass: &mut wgpu::ComputePass<'_>, bound: &WgpuBound, n: usize) {
+        pass.set_bind_group(0, &bound.group, &[]);
+        for _ in 0..n {
             for (pipeline, &(x, y)) in self.pipelines.iter().zip(&bound.groups) {
                 pass.set_pipeline(pipeline);
                 pass.dispatch_workgroups(x, y, 1);
             }
         }
-        self.queue.submit([encoder.finish()]);
     }
 
     /// Device time in seconds of `n` calls over `bound` back to back (all
@@ -481,13 +489,7 @@ impl WgpuModule {
                     end_of_pass_write_index: Some(1),
                 }),
             });
-            pass.set_bind_group(0, &bound.group, &[]);
-            for _ in 0..n {
-                for (pipeline, &(x, y)) in self.pipelines.iter().zip(&bound.groups) {
-                    pass.set_pipeline(pipeline);
-                    pass.dispatch_workgroups(x, y, 1);
-                }
-            }
+            self.record(&mut pass, bound, n);
         }
         encoder.resolve_query_set(&queries, 0..2, &resolved, 0);
         encoder.copy_buffer_to_buffer(&resolved, 0, &back, 0, 16);
