@@ -104,7 +104,13 @@ fn kernel(
     // in blocks), the loops that run as lanes, the reductions' order.
     let lowered = tile_plan::lower_kernel(program, index, k, Target::CPU);
     let printed = print_kernel(program, index, k, &lowered);
-    (printed, lowered.scratch)
+    // A contraction's buffers are its own (emit_contraction.rs), sized
+    // like scratch rows.
+    let scratch = match &lowered.contraction {
+        Some(c) => crate::emit_contraction::scratch(c),
+        None => lowered.scratch,
+    };
+    (printed, scratch)
 }
 
 fn print_kernel(
@@ -150,6 +156,10 @@ fn print_kernel(
         Mapping::ElementGrid | Mapping::Split | Mapping::ColumnReduction => {
             element_grid(&mut p, k, inner_lanes)
         }
+        Mapping::RowReduction if lowered.form == Form::Contraction => match &lowered.contraction {
+            Some(c) => crate::emit_contraction::print(&mut p, k, lowered, c),
+            None => p.refuse(format!("kernel {} has no contraction", k.name)),
+        },
         Mapping::RowReduction => {
             let Some(row) = k.domain.first() else {
                 p.line("return; /* a row kernel without a row variable */");

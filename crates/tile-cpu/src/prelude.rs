@@ -146,6 +146,7 @@ static inline tile_vi64 tile_iota_vi64(void) {
 }"#,
         ),
     ];
+    v.push(helper("tile_gemm_f32", &[], crate::emit_contraction::GEMM));
     for (sfx, vt, mt) in [
         ("vf32", "tile_vf32", "tile_vm4"),
         ("vf64", "tile_vf64", "tile_vm8"),

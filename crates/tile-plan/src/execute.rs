@@ -101,6 +101,10 @@ pub fn execute_lowered(
             (EntryPoint::Rows, Some(r)) => (&r.body, &r.scratch[..], &r.steps),
             _ => (&lk.body, &lk.scratch[..], &lk.steps),
         };
+        // A tiled contraction: each block of columns' products, then the
+        // epilogue on them.
+        let by_blocks = lk.contraction.as_ref().map(|c| c.row_by_blocks());
+        let body = by_blocks.as_deref().unwrap_or(body);
         let work = Work {
             body,
             scratch,

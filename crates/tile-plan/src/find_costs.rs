@@ -4,7 +4,8 @@
 //! (ranking by counting, recomputed attention scores); a reduction that
 //! reads an operand down its columns, in step with an enclosing loop,
 //! is a matrix product with no tiling (every result re-reads a whole
-//! column). `tile plan` prints them under `notes:`; they explain a slow
+//! column), unless `find_contractions` found it a contraction that
+//! targets tile. `tile plan` prints them under `notes:`; they explain a slow
 //! mapping, they change nothing.
 
 use crate::{Kernel, Mapping};
@@ -92,9 +93,12 @@ fn expr(
                 notes.push(note);
             }
         }
-        if let Some((buf, outer)) = down_a_column(body, var, open) {
+        // A contraction (find_contractions.rs) is tiled where the target
+        // tiles contractions; the lowering says where it is not.
+        let tiled = k.contraction.is_some();
+        if let Some((buf, outer)) = down_a_column(body, var, open).filter(|_| !tiled) {
             let note = format!(
-                "[untiled] {} line {line}: the {} over `{var}` reads `{buf}` down a column (its last index follows `{outer}`, an enclosing variable), so each result re-reads a whole column: Tile has no tiled mapping for matrix products (blocks of both operands kept in cache or shared memory)",
+                "[untiled] {} line {line}: the {} over `{var}` reads `{buf}` down a column (its last index follows `{outer}`, an enclosing variable), so each result re-reads a whole column: it is not a contraction Tile tiles (docs/guide/contractions.md says which are)",
                 k.name,
                 op.name()
             );

@@ -163,6 +163,10 @@ pub struct Target {
     /// the rows, one reduction or a one-pass group) unrolled together
     /// ([`LoweredKernel::slice_unroll`]; 1: none).
     pub slice_unroll: u32,
+    /// Contractions ([`crate::Kernel::contraction`]) run tiled: blocks of
+    /// products computed together, then the epilogue on them
+    /// ([`Form::Contraction`]).
+    pub tiles_contractions: bool,
 }
 
 impl Target {
@@ -177,6 +181,7 @@ impl Target {
         held_quads: 0,
         barriers: false,
         slice_unroll: 1,
+        tiles_contractions: true,
     };
 
     /// The WGSL target (wgpu): blocks and barriers, scalar accesses (WGSL
@@ -191,6 +196,7 @@ impl Target {
         held_quads: 0,
         barriers: true,
         slice_unroll: 1,
+        tiles_contractions: false,
     };
 
     /// The CUDA target, holding `held_quads` quads of reread rows per
@@ -205,6 +211,7 @@ impl Target {
             held_quads,
             barriers: true,
             slice_unroll: SLICE_UNROLL,
+            tiles_contractions: false,
         }
     }
 }
@@ -483,6 +490,10 @@ pub struct LoweredKernel {
     /// each row (or group of columns) of the general entry point, step by
     /// step, with every barrier (empty otherwise).
     pub steps: Vec<RowStep>,
+    /// A contraction this target tiles ([`Form::Contraction`]): the
+    /// operands the target multiplies a block at a time before running
+    /// [`LoweredKernel::body`], the epilogue (`None` otherwise).
+    pub contraction: Option<crate::Contraction>,
 }
 
 /// One step of a row (or a group of columns) that a GPU block runs
@@ -741,6 +752,9 @@ pub enum Form {
     /// The body run a block of columns or iterations at a time
     /// ([`crate::Kernel::interchanged`]).
     Interchanged,
+    /// A contraction's epilogue, run on blocks of products the target
+    /// computes tiled ([`crate::Kernel::contraction`]).
+    Contraction,
 }
 
 impl Form {
@@ -749,6 +763,7 @@ impl Form {
             Form::Plain => "the plan's body",
             Form::Cached => "the cached body (reduced values computed once into scratch rows)",
             Form::Interchanged => "the interchanged body (blocks of columns or iterations)",
+            Form::Contraction => "the contraction's epilogue, on blocks of products computed tiled",
         }
     }
 }
@@ -776,6 +791,7 @@ impl Lowered {
                         Form::Plain => "plain",
                         Form::Cached => "cached",
                         Form::Interchanged => "interchanged",
+                        Form::Contraction => "contraction",
                     },
                     "inner_lanes": k.inner.as_ref().map(|i| json!({"lanes": i.is_none(), "why": i})),
                     "loops": k.loops.iter().map(|l| json!({
@@ -823,6 +839,21 @@ impl fmt::Display for Lowered {
         for k in &self.kernels {
             writeln!(f, "  {} {}", k.name, k.mapping.name())?;
             writeln!(f, "     body:   {}", k.form.name())?;
+            if let Some(c) = &k.contraction {
+                writeln!(
+                    f,
+                    "     tiles:  {} x {} ({}) into rows of {} products, then the epilogue",
+                    c.a.buf,
+                    c.b.buf,
+                    match (c.a.transposed, c.b.transposed) {
+                        (false, false) => "neither transposed",
+                        (true, false) => "the left transposed",
+                        (false, true) => "the right transposed",
+                        (true, true) => "both transposed",
+                    },
+                    crate::CONTRACTION_COLUMNS
+                )?;
+            }
             match &k.inner {
                 Some(None) => writeln!(f, "     inner:  vector lanes")?,
                 Some(Some(why)) => writeln!(f, "     inner:  one element at a time ({why})")?,

@@ -27,6 +27,7 @@ pub mod affine;
 mod cache_reduced_values;
 mod check_ranges;
 mod execute;
+mod find_contractions;
 mod find_costs;
 mod find_failing_checks;
 mod find_hazards;
@@ -55,6 +56,9 @@ pub use cache_reduced_values::{
 };
 pub use check_ranges::{check_ranges, check_ranges_within, RangeError, RangeProof, INDEX_LIMIT};
 pub use execute::{execute_lowered, execute_plan, EntryPoint, Order};
+pub use find_contractions::{
+    contraction_block_names, find_contractions, Contraction, Operand, CONTRACTION_COLUMNS,
+};
 pub use find_hazards::{
     find_element_hazards, find_nest_dependency, find_row_hazards, find_split_hazards,
 };
@@ -109,6 +113,7 @@ pub const KERNEL_REWRITES: &[&str] = &[
     "cache_reduced_values",
     "interchange_columns",
     "interchange_row_loops",
+    "find_contractions",
 ];
 
 /// Verifies, simplifies and plans `program`.
@@ -177,6 +182,10 @@ pub fn compile_skipping(
     if skip != Some("interchange_row_loops") {
         interchange_row_loops(&p, &mut plan.kernels);
         check("interchange_row_loops", &plan.kernels);
+    }
+    if skip != Some("find_contractions") {
+        find_contractions(&p, &mut plan.kernels);
+        check("find_contractions", &plan.kernels);
     }
     plan.notes = find_costs::find_costs(&plan.kernels);
     let copies = find_failing_checks::find_failing_checks(&plan);

@@ -37,7 +37,16 @@ pub fn lower_kernel(
     // Bodies that write per-task scratch rows: the CPU's (each thread
     // owns a scratch buffer). A target without one runs the plan's body
     // in its general entry point.
+    let contraction = k.contraction.as_ref().filter(|_| target.tiles_contractions);
     let (form, body, scratch) = match (target.vectors, &k.cached, &k.interchanged) {
+        _ if contraction.is_some() => {
+            let c = contraction.expect("checked");
+            (
+                Form::Contraction,
+                c.epilogue.clone(),
+                vec![c.scratch.clone()],
+            )
+        }
         (true, Some(c), _) => (Form::Cached, c.body.clone(), c.scratch.clone()),
         (true, None, Some(c)) => (Form::Interchanged, c.body.clone(), c.scratch.clone()),
         _ => (Form::Plain, k.body.clone(), vec![]),
@@ -197,6 +206,7 @@ pub fn lower_kernel(
         quads,
         full,
         steps,
+        contraction: contraction.cloned(),
     }
 }
 

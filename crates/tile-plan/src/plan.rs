@@ -143,6 +143,10 @@ pub struct Kernel {
     /// Full reductions: the parts the targets print, the reduction's
     /// chunk and the final store ([`crate::split_full_reductions`]).
     pub full: Option<crate::FullParts>,
+    /// Row kernels that are a matrix product with an element-wise
+    /// epilogue: the operands and the epilogue a target that tiles
+    /// contractions runs ([`crate::find_contractions`]).
+    pub contraction: Option<crate::Contraction>,
 }
 
 impl Kernel {
@@ -314,6 +318,15 @@ impl Plan {
                         "lanes": l.lanes,
                         "batch": l.batch,
                     })).collect::<Vec<_>>(),
+                    "contraction": k.contraction.as_ref().map(|c| json!({
+                        "a": c.a.buf,
+                        "a_transposed": c.a.transposed,
+                        "b": c.b.buf,
+                        "b_transposed": c.b.transposed,
+                        "line": c.line,
+                        "fused": c.fused,
+                        "columns": crate::CONTRACTION_COLUMNS,
+                    })),
                     "interchanged": k.interchanged.as_ref().map(|c| json!({
                         "block": crate::COLUMN_BLOCK,
                         "loops": c.loops,
@@ -389,6 +402,10 @@ impl fmt::Display for Plan {
                     "     rereads: {} over {}..{} (whole rows, by {} statements; never written here, so a target may read each row once)",
                     r.buf, r.lo, r.hi, r.readers
                 )?;
+            }
+            if let Some(c) = &k.contraction {
+                let row = k.domain.first().map_or("", |v| v.name.as_str());
+                writeln!(f, "     contraction: {}", c.describe(row))?;
             }
             if let Some(c) = &k.interchanged {
                 let rows: Vec<&str> = c.scratch.iter().map(|r| r.name.as_str()).collect();

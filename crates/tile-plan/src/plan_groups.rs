@@ -344,6 +344,7 @@ fn kernel(mapping: Mapping, domain: Vec<LoopVar>, body: Vec<Stmt>, lines: Vec<u3
         sharing: None,
         cached: None,
         interchanged: None,
+        contraction: None,
         rereads: Vec::new(),
         lanes: Vec::new(),
         full: None,

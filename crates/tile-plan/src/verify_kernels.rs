@@ -93,6 +93,26 @@ pub(crate) fn verify_kernels(pass: &str, program: &Program, kernels: &[Kernel]) 
             let blocks = k.mapping == Mapping::ColumnReduction;
             verify_body(pass, program, k, &c.body, &c.scratch, blocks);
         }
+        if let Some(c) = &k.contraction {
+            // The epilogue inside the row loop, its block of columns bound
+            // to the whole column range.
+            let (jb, je) = crate::contraction_block_names();
+            let span = Span::default();
+            let mut body = vec![
+                Stmt::Let {
+                    name: jb,
+                    value: c.col.lo.clone(),
+                    span,
+                },
+                Stmt::Let {
+                    name: je,
+                    value: c.col.hi.clone(),
+                    span,
+                },
+            ];
+            body.extend(c.epilogue.iter().cloned());
+            verify_body(pass, program, k, &body, std::slice::from_ref(&c.scratch), false);
+        }
     }
 }
 

@@ -1,0 +1,231 @@
+//! A contraction kernel in C (`tile_plan::Form::Contraction`): the row
+//! slice in blocks of [`ROWS`] rows by 512 columns; each block's products
+//! computed by `tile_gemm_f32` (packed panels of both operands, a register
+//! tile of `TILE_GEMM_MR` rows by two vectors of columns, each product
+//! summed over `k` in order in one `f32` accumulator) into a scratch tile,
+//! then each row's epilogue (the plan's loop over the block's columns,
+//! on vector lanes) reading its row of the tile.
+
+use tile_emit::Printer;
+use tile_ir::{DType, Expr};
+use tile_plan::kernel_ir::LoweredKernel;
+use tile_plan::{Contraction, Kernel, ScratchRow};
+
+/// Rows of products per block (a multiple of the register tile's 6).
+pub(crate) const ROWS: i64 = 192;
+/// `k` per packed panel.
+const DEPTH: i64 = 256;
+/// Register tile rows.
+const MR: i64 = 6;
+
+/// The per-thread buffers a contraction kernel allocates, as scratch rows
+/// (so the host sizes them under the memory ceiling before any launch):
+/// the tile of products, the packed panel of the right operand, the
+/// packed strip of the left one.
+pub(crate) fn scratch(c: &Contraction) -> Vec<ScratchRow> {
+    let cols = tile_plan::CONTRACTION_COLUMNS;
+    let row = |name: &str, len: i64| ScratchRow {
+        name: format!("{}_{name}", c.scratch.name),
+        dtype: DType::F32,
+        lo: Expr::Int(0),
+        hi: Expr::Int(len),
+    };
+    vec![
+        row("tile", ROWS * cols),
+        row("packed_b", DEPTH * cols),
+        row("packed_a", DEPTH * MR),
+    ]
+}
+
+/// Prints the body of a contraction kernel's C function (its arguments
+/// already declared): `k`'s row slice `[lo, hi)`.
+pub(crate) fn print(p: &mut Printer, k: &Kernel, lowered: &LoweredKernel, c: &Contraction) {
+    let Some(row) = k.domain.first() else {
+        p.refuse(format!("contraction kernel {} has no row variable", k.name));
+        return;
+    };
+    let cols = tile_plan::CONTRACTION_COLUMNS;
+    let (tile_b, pack_b, pack_a) = (ROWS * cols * 4, DEPTH * cols * 4, DEPTH * MR * 4);
+    p.line(format!(
+        "const int64_t dl0 = {}, dn0 = {};",
+        p.size_expr(&row.lo),
+        p.extent(&row.lo, &row.hi)
+    ));
+    p.line("if (lo >= hi || dn0 <= 0) return;");
+    p.set_line(c.line);
+    let site = p.new_site(&c.scratch.name, "scratch");
+    let alloc = p.helper_call("tile_scratch");
+    p.line(format!(
+        "char *const tile_scr = (char *){alloc}((size_t){} + 64);",
+        tile_b + pack_b + pack_a
+    ));
+    p.line(format!("if (!tile_scr) TILE_FAIL({site});"));
+    let gemm = p.helper_call("tile_gemm_f32");
+    p.line("float *const tile_tile = (float *)tile_scr;");
+    p.line(format!(
+        "float *const tile_pb = (float *)(tile_scr + {tile_b});"
+    ));
+    p.line(format!(
+        "float *const tile_pa = (float *)(tile_scr + {});",
+        tile_b + pack_b
+    ));
+    p.line(format!(
+        "const int64_t tile_n = {}, tile_k = {};",
+        p.extent(&c.col.lo, &c.col.hi),
+        p.extent(&c.k.lo, &c.k.hi)
+    ));
+    // Element (i, k) of the left operand and (k, j) of the right one, as
+    // offsets: row-major boxes from 0 (find_contractions requires it).
+    let (pa, pb) = (Printer::ptr_name(&c.a.buf), Printer::ptr_name(&c.b.buf));
+    let a_cols = Printer::box_n(&c.a.buf, 1);
+    let b_cols = Printer::box_n(&c.b.buf, 1);
+    let (a_at, a_rs, a_ks) = if c.a.transposed {
+        ("tile_ib".to_string(), "1".to_string(), a_cols.clone())
+    } else {
+        (
+            format!("tile_ib * {a_cols}"),
+            a_cols.clone(),
+            "1".to_string(),
+        )
+    };
+    let (b_at, b_ks, b_cs) = if c.b.transposed {
+        (
+            format!("tile_jb * {b_cols}"),
+            "1".to_string(),
+            b_cols.clone(),
+        )
+    } else {
+        ("tile_jb".to_string(), b_cols.clone(), "1".to_string())
+    };
+    p.line("const int64_t rs = dl0 + lo, re = dl0 + hi;");
+    p.open(format!(
+        "for (int64_t tile_ib = rs; tile_ib < re; tile_ib += {ROWS})"
+    ));
+    p.line(format!(
+        "const int64_t tile_ie = re - tile_ib < {ROWS} ? re : tile_ib + {ROWS};"
+    ));
+    p.open(format!(
+        "for (int64_t tile_jb = 0; tile_jb < tile_n; tile_jb += {cols})"
+    ));
+    p.line(format!(
+        "const int64_t tile_je = tile_n - tile_jb < {cols} ? tile_n : tile_jb + {cols};"
+    ));
+    p.line(format!(
+        "{gemm}(tile_ie - tile_ib, tile_je - tile_jb, tile_k, {pa} + {a_at}, {a_rs}, {a_ks}, {pb} + {b_at}, {b_ks}, {b_cs}, tile_tile, tile_pb, tile_pa);"
+    ));
+    p.open("for (int64_t tile_ii = tile_ib; tile_ii < tile_ie; tile_ii++)");
+    let depth = p.scope_len();
+    if let Some(q) = p.param(&c.scratch.name).cloned() {
+        p.declare_param(
+            &q,
+            true,
+            &format!("(tile_tile + (tile_ii - tile_ib) * {cols})"),
+        );
+    }
+    let (jb, je) = tile_plan::contraction_block_names();
+    p.bind_loop(&jb, "tile_jb");
+    p.bind_loop(&je, "tile_je");
+    p.loop_level(&row.name, "tile_ii", "tile_ii + 1", &lowered.body, false);
+    p.truncate_scope(depth);
+    p.close();
+    p.close();
+    p.close();
+}
+
+/// The C helper computing a block of products (`tile_gemm_f32`).
+pub(crate) const GEMM: &str = r#"/* A block of a contraction's products: t[i * 512 + j] = sum over k in
+   0..kk, in order, of A(i, k) * B(k, j), for i < mb (<= 192), j < nb
+   (<= 512); A(i, k) = a[i * ars + k * aks], B(k, j) = b[k * bks + j * bcs].
+   Both operands are packed (zero-padded) a panel of 256 k at a time; a
+   register tile of TILE_GEMM_MR rows by two vectors of columns holds one
+   f32 accumulator per product. */
+#define TILE_GEMM_MR 6
+#define TILE_GEMM_NR (2 * TILE_L)
+#define TILE_GEMM_KC 256
+static inline tile_vf32 tile_gemm_ld(const float *p) { tile_vf32 v; __builtin_memcpy(&v, p, sizeof v); return v; }
+static inline void tile_gemm_st(float *p, tile_vf32 v) { __builtin_memcpy(p, &v, sizeof v); }
+static inline void tile_gemm_micro(int64_t kc, const float *restrict pa, const float *restrict pb,
+                                   float *restrict t, int first) {
+  tile_vf32 c0[TILE_GEMM_MR], c1[TILE_GEMM_MR];
+#pragma GCC unroll 6
+  for (int r = 0; r < TILE_GEMM_MR; r++) {
+    if (first) { c0[r] = (tile_vf32){0}; c1[r] = (tile_vf32){0}; }
+    else { c0[r] = tile_gemm_ld(t + r * 512); c1[r] = tile_gemm_ld(t + r * 512 + TILE_L); }
+  }
+  for (int64_t k = 0; k < kc; k++) {
+    const tile_vf32 b0 = tile_gemm_ld(pb + k * TILE_GEMM_NR), b1 = tile_gemm_ld(pb + k * TILE_GEMM_NR + TILE_L);
+#pragma GCC unroll 6
+    for (int r = 0; r < TILE_GEMM_MR; r++) {
+      const tile_vf32 av = (tile_vf32){0} + pa[k * TILE_GEMM_MR + r];
+      c0[r] += av * b0;
+      c1[r] += av * b1;
+    }
+  }
+#pragma GCC unroll 6
+  for (int r = 0; r < TILE_GEMM_MR; r++) {
+    tile_gemm_st(t + r * 512, c0[r]);
+    tile_gemm_st(t + r * 512 + TILE_L, c1[r]);
+  }
+}
+static void tile_gemm_f32(int64_t mb, int64_t nb, int64_t kk,
+                          const float *restrict a, int64_t ars, int64_t aks,
+                          const float *restrict b, int64_t bks, int64_t bcs,
+                          float *restrict t, float *restrict pb, float *restrict pa) {
+  if (kk <= 0) {
+    for (int64_t i = 0; i < mb; i++)
+      for (int64_t j = 0; j < nb; j++) t[i * 512 + j] = 0.0f;
+    return;
+  }
+  for (int64_t pc = 0; pc < kk; pc += TILE_GEMM_KC) {
+    const int64_t kc = kk - pc < TILE_GEMM_KC ? kk - pc : TILE_GEMM_KC;
+    for (int64_t jr = 0; jr < nb; jr += TILE_GEMM_NR) {
+      float *restrict q = pb + jr * kc;
+      const int64_t nr = nb - jr < TILE_GEMM_NR ? nb - jr : TILE_GEMM_NR;
+      if (bcs == 1) {
+        for (int64_t k = 0; k < kc; k++) {
+          const float *restrict s = b + (pc + k) * bks + jr;
+          for (int64_t c = 0; c < TILE_GEMM_NR; c++) q[k * TILE_GEMM_NR + c] = c < nr ? s[c] : 0.0f;
+        }
+      } else {
+        for (int64_t c = 0; c < TILE_GEMM_NR; c++) {
+          if (c >= nr) { for (int64_t k = 0; k < kc; k++) q[k * TILE_GEMM_NR + c] = 0.0f; continue; }
+          const float *restrict s = b + (jr + c) * bcs + pc * bks;
+          for (int64_t k = 0; k < kc; k++) q[k * TILE_GEMM_NR + c] = s[k * bks];
+        }
+      }
+    }
+    for (int64_t ir = 0; ir < mb; ir += TILE_GEMM_MR) {
+      const int64_t mr = mb - ir < TILE_GEMM_MR ? mb - ir : TILE_GEMM_MR;
+      if (aks == 1) {
+        for (int64_t r = 0; r < TILE_GEMM_MR; r++) {
+          if (r >= mr) { for (int64_t k = 0; k < kc; k++) pa[k * TILE_GEMM_MR + r] = 0.0f; continue; }
+          const float *restrict s = a + (ir + r) * ars + pc;
+          for (int64_t k = 0; k < kc; k++) pa[k * TILE_GEMM_MR + r] = s[k];
+        }
+      } else {
+        for (int64_t k = 0; k < kc; k++) {
+          const float *restrict s = a + (pc + k) * aks + ir * ars;
+          for (int64_t r = 0; r < TILE_GEMM_MR; r++) pa[k * TILE_GEMM_MR + r] = r < mr ? s[r * ars] : 0.0f;
+        }
+      }
+      for (int64_t jr = 0; jr < nb; jr += TILE_GEMM_NR)
+        tile_gemm_micro(kc, pa, pb + jr * kc, t + ir * 512 + jr, pc == 0);
+    }
+  }
+}"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Widest register tile's columns (two AVX-512 vectors of `f32`).
+    const MAX_NR: i64 = 32;
+
+    #[test]
+    fn the_tile_holds_whole_register_tiles() {
+        // Register tiles are stored whole: a block's rows round up to a
+        // multiple of MR within ROWS, its columns to MAX_NR within 512.
+        assert_eq!(ROWS % MR, 0);
+        assert_eq!(tile_plan::CONTRACTION_COLUMNS % MAX_NR, 0);
+    }
+}

@@ -1,0 +1,125 @@
+//! Random contractions (`sum(k: a * b)` with either operand transposed and
+//! an epilogue: a plain store, a bias, an activation's value and
+//! derivative, a residual read, an in-place update) at random shapes
+//! (1, ragged, across the 192-row, 512-column and 256-deep blocks, and an
+//! empty `k`): the plan finds the contraction, the C source tiles it, and
+//! every output matches the FP64 interpreter within `f32` accumulation's
+//! error (`atol 1e-5 * (K + 1)`, `rtol 1e-4`).
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+use tile_ir::{fixture, interp, Sizes};
+
+/// An epilogue: the statements of the loop over `j`, using `z` bound to
+/// the product (and the outputs they write).
+fn epilogue(which: usize) -> (&'static str, &'static str, &'static [&'static str]) {
+    match which {
+        0 => ("", "y[i, j] = z", &["y"]),
+        1 => (", bias: in f32[N]", "y[i, j] = z + bias[j]", &["y"]),
+        2 => (
+            ", bias: in f32[N], dy: out f32[M, N]",
+            "u = z + bias[j]\n      t = tanh(0.7978845608 * (u + 0.044715 * u * u * u))\n      y[i, j] = 0.5 * u * (1.0 + t)\n      dy[i, j] = 0.5 * (1.0 + t) + 0.5 * u * (1.0 - t * t) * 0.7978845608 * (1.0 + 0.134145 * u * u)",
+            &["y", "dy"],
+        ),
+        3 => (", r: in f32[M, N]", "y[i, j] = max(z, 0.0) + r[i, j] * 0.5", &["y"]),
+        _ => (", s: in f32[M]", "y[i, j] = sigmoid(z) * s[i] + f32(K) * 0.001", &["y"]),
+    }
+}
+
+fn program(a_t: bool, b_t: bool, which: usize) -> String {
+    let (a_decl, a_at) = if a_t {
+        ("a: in f32[K, M]", "a[k, i]")
+    } else {
+        ("a: in f32[M, K]", "a[i, k]")
+    };
+    let (b_decl, b_at) = if b_t {
+        ("b: in f32[N, K]", "b[j, k]")
+    } else {
+        ("b: in f32[K, N]", "b[k, j]")
+    };
+    let (extra, body, _) = epilogue(which);
+    format!(
+        "program c({a_decl}, {b_decl}, y: out f32[M, N]{extra}) {{\n  for i in 0..M, j in 0..N {{\n      z = sum(k in 0..K: {a_at} * {b_at})\n      {body}\n  }}\n}}\n"
+    )
+}
+
+fn check(text: &str, outputs: &[&str], m: i64, n: i64, kk: i64) -> Result<(), TestCaseError> {
+    let program =
+        tile_ir::parse_program(text).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+    let plan = tile_plan::compile(&program, &tile_plan::Options::default())
+        .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+    prop_assert!(
+        plan.kernels[0].contraction.is_some(),
+        "not a contraction:\n{plan}\n{text}"
+    );
+    let opts = tile_cpu::CpuOptions {
+        cache: true,
+        threads: Some(2),
+        ..tile_cpu::CpuOptions::default()
+    };
+    let source =
+        tile_cpu::emit_c(&plan, &opts).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+    prop_assert!(source.contains("tile_gemm_f32("), "{}", text);
+    let module =
+        tile_cpu::compile(&plan, &opts).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+    let sizes = Sizes::from([("M".into(), m), ("N".into(), n), ("K".into(), kk)]);
+    let args = fixture::arguments(&program, &sizes).expect("arguments");
+    let mut want = args.clone();
+    interp::interpret(&program, &mut want, &sizes)
+        .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+    let mut got = args;
+    module
+        .run(&mut got, &sizes)
+        .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+    let atol = 1e-5 * (kk + 1) as f64;
+    for out in outputs {
+        for e in 0..want[*out].len() {
+            let (g, w) = (got[*out].get_f64(e), want[*out].get_f64(e));
+            prop_assert!(
+                (g - w).abs() <= atol + 1e-4 * w.abs(),
+                "{out}[{e}] (flat) = {g}, interpreter {w}, M={m} N={n} K={kk}\n{text}"
+            );
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn random_contractions_match_the_interpreter() {
+    let mut runner = TestRunner::new(Config {
+        cases: 40,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    // Small sizes, with at most one dimension across its block (rows 192,
+    // columns 512, depth 256), so the FP64 interpreter stays quick.
+    let strategy = (
+        any::<bool>(),
+        any::<bool>(),
+        0usize..5,
+        prop::sample::select(vec![1i64, 2, 5, 7, 13]),
+        prop::sample::select(vec![1i64, 3, 16, 33, 47]),
+        prop::sample::select(vec![0i64, 1, 4, 17, 40]),
+        0usize..5,
+    );
+    runner
+        .run(&strategy, |(a_t, b_t, which, m, n, kk, big)| {
+            let (m, n, kk) = match big {
+                0 => (193, n, kk.min(17)),
+                1 => (m, 515, kk.min(17)),
+                2 => (m, n.min(16), 257),
+                _ => (m, n, kk),
+            };
+            let text = program(a_t, b_t, which);
+            check(&text, epilogue(which).2, m, n, kk)
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn an_in_place_update_reads_the_old_value() {
+    // y = y * 0.5 + a b: each element's old value is read where it is
+    // written (the plan allows it: same element, same iteration).
+    let text = "program c(a: in f32[M, K], b: in f32[K, N], y: inout f32[M, N]) {\n  for i in 0..M, j in 0..N {\n    y[i, j] = y[i, j] * 0.5 + sum(k in 0..K: a[i, k] * b[k, j])\n  }\n}\n";
+    check(text, &["y"], 200, 520, 260).unwrap();
+}

@@ -1,0 +1,440 @@
+//! Finds row kernels that are matrix products with an element-wise
+//! epilogue (`z = sum(k in 0..K: a[i, k] * b[k, j]) + bias[j]; y[i, j] =
+//! ...`): a target that tiles contractions computes the products of a
+//! block of rows and columns at a time, both operands' blocks kept in
+//! cache, then runs the row's statements (the epilogue) on those products.
+//!
+//! A kernel qualifies when all of these hold (otherwise it keeps its row
+//! form, and `find_costs` notes the re-read column):
+//! - it is a row kernel over `i` whose body is one loop over `j` (after
+//!   bindings that hold no reduction), with no nested loop or `if` inside,
+//!   and the plan proved the loop's iterations independent (lanes);
+//! - the loop's statements hold exactly one reduction, a `sum` over `k`
+//!   from 0 of the product of two loads of `f32` matrices: one indexed by
+//!   `i` and `k` (either order: `a` or `a` transposed), the other by `k`
+//!   and `j` (either order);
+//! - each of those indices runs over exactly its dimension: `i`, `j` and
+//!   `k` start at 0 and end at the extent of the dimensions they index, so
+//!   every read is in bounds by construction and needs no check;
+//! - the kernel writes neither operand.
+//!
+//! The epilogue is the kernel's body with the sum replaced by a read of a
+//! per-thread scratch row of products (`__dot[j - jb]`) and the loop over
+//! `j` run over one block of columns (`jb..je`,
+//! [`contraction_block_names`], bound by the target).
+
+use crate::{Kernel, Mapping, ScratchRow};
+use tile_ir::{BinOp, DType, Expr, LoopVar, Program, ReduceOp, Stmt};
+
+/// Columns of products a tiled contraction computes per block (the
+/// scratch row's length).
+pub const CONTRACTION_COLUMNS: i64 = 512;
+
+/// One operand of a contraction.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Operand {
+    /// The matrix read.
+    pub buf: String,
+    /// Whether it is read transposed: `a[k, i]` for the left operand,
+    /// `b[j, k]` for the right one.
+    pub transposed: bool,
+}
+
+/// A row kernel run as a tiled contraction ([`Kernel::contraction`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Contraction {
+    /// The left operand, indexed by the row variable and `k`.
+    pub a: Operand,
+    /// The right operand, indexed by `k` and the column variable.
+    pub b: Operand,
+    /// The column loop's variable and range (the product's columns).
+    pub col: LoopVar,
+    /// The reduction's variable and range (`lo` is 0).
+    pub k: LoopVar,
+    /// The line of the sum.
+    pub line: u32,
+    /// The sum itself, as the program wrote it.
+    pub sum: Expr,
+    /// The kernel's body run on a block of products: the column loop over
+    /// `jb..je`, the sum replaced by a read of [`Contraction::scratch`].
+    pub epilogue: Vec<Stmt>,
+    /// The scratch row of products the epilogue reads.
+    pub scratch: ScratchRow,
+    /// The epilogue's statements, as `tile plan` names what was fused.
+    pub fused: usize,
+}
+
+impl Contraction {
+    /// `a[i, k] * b[k, j]`, as `tile plan` prints the product.
+    pub fn describe(&self, row: &str) -> String {
+        let (i, j, k) = (row, &self.col.name, &self.k.name);
+        let a = if self.a.transposed {
+            format!("{}[{k}, {i}]", self.a.buf)
+        } else {
+            format!("{}[{i}, {k}]", self.a.buf)
+        };
+        let b = if self.b.transposed {
+            format!("{}[{j}, {k}]", self.b.buf)
+        } else {
+            format!("{}[{k}, {j}]", self.b.buf)
+        };
+        format!(
+            "sum({k} in 0..{}: {a} * {b}) at line {}, tiled over {i} and {j}; {} statement{} fused as its epilogue; accumulates in f32",
+            self.k.hi,
+            self.line,
+            self.fused,
+            if self.fused == 1 { "" } else { "s" }
+        )
+    }
+}
+
+/// The IR names of a block's first column and one past its last, which
+/// a target binds before running [`Contraction::epilogue`].
+pub fn contraction_block_names() -> (String, String) {
+    (
+        tile_ir::names::generated("ctr_b", 0),
+        tile_ir::names::generated("ctr_e", 0),
+    )
+}
+
+impl Contraction {
+    /// What a target that tiles the contraction runs for one row, as
+    /// statements: each block of columns (`jb..je`, [`CONTRACTION_COLUMNS`]
+    /// wide) fills the scratch row with its products, then runs the
+    /// epilogue. `execute_lowered` replays it.
+    pub fn row_by_blocks(&self) -> Vec<Stmt> {
+        use tile_ir::{Func, Span};
+        let span = Span::default();
+        let (jb, je) = contraction_block_names();
+        let blk = tile_ir::names::generated("ctr_blk", 0);
+        let width = Expr::Int(CONTRACTION_COLUMNS);
+        let blocks = Expr::binary(
+            BinOp::Div,
+            Expr::binary(
+                BinOp::Add,
+                self.col.hi.clone(),
+                Expr::Int(CONTRACTION_COLUMNS - 1),
+            ),
+            width.clone(),
+        );
+        let first = Expr::binary(BinOp::Mul, Expr::var(&blk), width.clone());
+        let fill = Stmt::For {
+            vars: vec![LoopVar {
+                name: self.col.name.clone(),
+                lo: Expr::var(&jb),
+                hi: Expr::var(&je),
+            }],
+            body: vec![Stmt::store(
+                self.scratch.name.clone(),
+                vec![Expr::binary(
+                    BinOp::Sub,
+                    Expr::var(&self.col.name),
+                    Expr::var(&jb),
+                )],
+                self.sum.clone(),
+                span,
+            )],
+            span,
+        };
+        let mut body = vec![
+            Stmt::Let {
+                name: jb.clone(),
+                value: first,
+                span,
+            },
+            Stmt::Let {
+                name: je,
+                value: Expr::call(
+                    Func::Min,
+                    vec![
+                        self.col.hi.clone(),
+                        Expr::binary(BinOp::Add, Expr::var(&jb), width),
+                    ],
+                ),
+                span,
+            },
+            fill,
+        ];
+        body.extend(self.epilogue.iter().cloned());
+        vec![Stmt::For {
+            vars: vec![LoopVar {
+                name: blk,
+                lo: Expr::Int(0),
+                hi: blocks,
+            }],
+            body,
+            span,
+        }]
+    }
+}
+
+/// Sets [`Kernel::contraction`] on each row kernel of `program` that is a
+/// contraction with an epilogue.
+pub fn find_contractions(program: &Program, kernels: &mut [Kernel]) {
+    for k in kernels {
+        k.contraction = contraction(program, k);
+    }
+}
+
+fn contraction(program: &Program, k: &Kernel) -> Option<Contraction> {
+    if k.mapping != Mapping::RowReduction || k.domain.len() != 1 {
+        return None;
+    }
+    if program.float_type() != DType::F32 {
+        return None;
+    }
+    let row = &k.domain[0];
+    let (last, lets) = k.body.split_last()?;
+    if lets
+        .iter()
+        .any(|s| !matches!(s, Stmt::Let { value, .. } if !has_reduction(value)))
+    {
+        return None;
+    }
+    let Stmt::For { vars, body, span } = last else {
+        return None;
+    };
+    let [col] = &vars[..] else {
+        return None;
+    };
+    if !k
+        .lanes
+        .iter()
+        .any(|l| l.var == col.name && l.line == span.line && l.lanes.is_none())
+    {
+        return None;
+    }
+    // Exactly one reduction, in a straight run of bindings and stores.
+    let mut found: Vec<Expr> = Vec::new();
+    let mut line = 0;
+    for s in body {
+        match s {
+            Stmt::Let { value, span, .. } | Stmt::Store { value, span, .. } => {
+                let before = found.len();
+                collect_reductions(value, &mut found);
+                if found.len() > before {
+                    line = span.line;
+                }
+            }
+            _ => return None,
+        }
+        if let Stmt::Store { idx, .. } = s {
+            if idx.iter().any(has_reduction) {
+                return None;
+            }
+        }
+    }
+    let [sum] = &found[..] else {
+        return None;
+    };
+    let Expr::Reduce {
+        op: ReduceOp::Sum,
+        var,
+        lo,
+        hi,
+        body: product,
+    } = sum
+    else {
+        return None;
+    };
+    if **lo != Expr::Int(0) {
+        return None;
+    }
+    let Expr::Binary(BinOp::Mul, x, y, _) = &**product else {
+        return None;
+    };
+    let kvar = LoopVar {
+        name: var.clone(),
+        lo: Expr::Int(0),
+        hi: (**hi).clone(),
+    };
+    let operands = operand(program, x, row, &kvar)
+        .zip(operand(program, y, col, &kvar))
+        .or_else(|| operand(program, y, row, &kvar).zip(operand(program, x, col, &kvar)));
+    let (a, b) = operands?;
+    // The left operand pairs the row with k; the right one k with the
+    // column (a right operand indexed [j, k] is b transposed).
+    let b = Operand {
+        buf: b.buf,
+        transposed: !b.transposed,
+    };
+    if k.stores.contains(&a.buf) || k.stores.contains(&b.buf) {
+        return None;
+    }
+    let scratch = ScratchRow {
+        name: tile_ir::names::generated("dot", 0),
+        dtype: DType::F32,
+        lo: Expr::Int(0),
+        hi: Expr::Int(CONTRACTION_COLUMNS),
+    };
+    let (jb, je) = contraction_block_names();
+    let read = Expr::load(
+        &scratch.name,
+        vec![Expr::binary(
+            BinOp::Sub,
+            Expr::var(&col.name),
+            Expr::var(&jb),
+        )],
+    );
+    let mut inner = body.clone();
+    for s in &mut inner {
+        if let Stmt::Let { value, .. } | Stmt::Store { value, .. } = s {
+            replace_reduction(value, &read);
+        }
+    }
+    let mut epilogue = lets.to_vec();
+    epilogue.push(Stmt::For {
+        vars: vec![LoopVar {
+            name: col.name.clone(),
+            lo: Expr::var(&jb),
+            hi: Expr::var(&je),
+        }],
+        body: inner,
+        span: *span,
+    });
+    Some(Contraction {
+        a,
+        b,
+        col: col.clone(),
+        k: kvar,
+        line,
+        sum: sum.clone(),
+        epilogue,
+        scratch,
+        fused: body.len(),
+    })
+}
+
+/// `e` as a load of a 2-D `f32` parameter indexed by `outer` and `k` in
+/// either order (`transposed`: `[k, outer]`), each running over exactly
+/// its dimension (from 0 to the dimension's extent).
+fn operand(program: &Program, e: &Expr, outer: &LoopVar, k: &LoopVar) -> Option<Operand> {
+    let Expr::Load { buf, idx, .. } = e else {
+        return None;
+    };
+    let p = program.params.iter().find(|p| &p.name == buf)?;
+    if p.dtype != DType::F32 || p.dims.len() != 2 || idx.len() != 2 {
+        return None;
+    }
+    let is = |e: &Expr, v: &LoopVar| matches!(e, Expr::Var(n) if *n == v.name);
+    let transposed = if is(&idx[0], outer) && is(&idx[1], k) {
+        false
+    } else if is(&idx[0], k) && is(&idx[1], outer) {
+        true
+    } else {
+        return None;
+    };
+    let (d_outer, d_k) = if transposed {
+        (&p.dims[1], &p.dims[0])
+    } else {
+        (&p.dims[0], &p.dims[1])
+    };
+    let exact = |d: &tile_ir::Dim, v: &LoopVar| {
+        d.lo == Expr::Int(0) && v.lo == Expr::Int(0) && d.hi == v.hi
+    };
+    (exact(d_outer, outer) && exact(d_k, k)).then(|| Operand {
+        buf: buf.clone(),
+        transposed,
+    })
+}
+
+fn has_reduction(e: &Expr) -> bool {
+    let mut found = Vec::new();
+    collect_reductions(e, &mut found);
+    !found.is_empty()
+}
+
+/// The reductions of `e` not inside another one.
+fn collect_reductions(e: &Expr, out: &mut Vec<Expr>) {
+    if matches!(e, Expr::Reduce { .. }) {
+        out.push(e.clone());
+        return;
+    }
+    for c in e.children() {
+        collect_reductions(c, out);
+    }
+}
+
+fn replace_reduction(e: &mut Expr, with: &Expr) {
+    if matches!(e, Expr::Reduce { .. }) {
+        *e = with.clone();
+        return;
+    }
+    for c in e.children_mut() {
+        replace_reduction(c, with);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{compile, Options};
+
+    fn contraction(text: &str) -> Option<String> {
+        let program = tile_ir::parse_program(text).unwrap();
+        let plan = compile(&program, &Options::default()).unwrap();
+        let k = &plan.kernels[0];
+        k.contraction
+            .as_ref()
+            .map(|c| c.describe(&k.domain[0].name))
+    }
+
+    #[test]
+    fn a_product_with_an_epilogue_is_a_contraction() {
+        let d = contraction(
+            "program p(a: in f32[M, K], b: in f32[K, N], bias: in f32[N], y: out f32[M, N], dy: out f32[M, N]) {
+               for i in 0..M, j in 0..N {
+                 z = sum(k in 0..K: a[i, k] * b[k, j]) + bias[j]
+                 y[i, j] = tanh(z)
+                 dy[i, j] = 1.0 - tanh(z) * tanh(z)
+               }
+             }",
+        )
+        .unwrap();
+        assert!(
+            d.starts_with("sum(k in 0..K: a[i, k] * b[k, j]) at line 3"),
+            "{d}"
+        );
+    }
+
+    #[test]
+    fn transposed_operands_in_either_order_are_contractions() {
+        let d = contraction(
+            "program p(a: in f32[K, M], b: in f32[N, K], c: out f32[M, N]) {
+               for i in 0..M, j in 0..N { c[i, j] = sum(k in 0..K: b[j, k] * a[k, i]) }
+             }",
+        )
+        .unwrap();
+        assert!(d.starts_with("sum(k in 0..K: a[k, i] * b[j, k])"), "{d}");
+    }
+
+    #[test]
+    fn partial_ranges_written_operands_and_two_sums_are_not() {
+        // k over part of the dimension: reads would need checks.
+        assert_eq!(
+            contraction(
+                "program p(a: in f32[M, K], b: in f32[K, N], c: out f32[M, N]) {
+                   for i in 0..M, j in 0..N { c[i, j] = sum(k in 1..K: a[i, k] * b[k, j]) }
+                 }"
+            ),
+            None
+        );
+        // Two sums in the loop.
+        assert_eq!(
+            contraction(
+                "program p(a: in f32[M, K], b: in f32[K, N], c: out f32[M, N]) {
+                   for i in 0..M, j in 0..N { c[i, j] = sum(k in 0..K: a[i, k] * b[k, j]) + sum(k in 0..K: a[i, k]) }
+                 }"
+            ),
+            None
+        );
+        // A row of one operand indexed by something else.
+        assert_eq!(
+            contraction(
+                "program p(a: in f32[M, K], b: in f32[K, M], c: out f32[M, M]) {
+                   for i in 0..M, j in 0..M { c[i, j] = sum(k in 0..K: a[i, k] * b[k, i]) }
+                 }"
+            ),
+            None
+        );
+    }
+}
