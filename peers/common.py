@@ -83,6 +83,8 @@ GRAPHS = {
     # expressions over M, N and the suite's fixed sizes (K, D, B), `:i32`
     # for integer inputs.
     "matmul": ((("a", "M,K"), ("b", "K,N")), ("c",)),
+    "gemm": ((("a", "M,K"), ("b", "K,N")), ("c",)),
+    "gemm_gelu_pair": ((("a", "M,K"), ("b", "K,N"), ("bias", "N")), ("y", "dy")),
     "row_dot": ((("a", "MN"), ("b", "MN")), ("d",)),
     "transpose": ((("x", "MN"),), ("y",)),
     "cross_entropy": ((("x", "MN"), ("label", "M:i32")), ("loss", "dx")),
@@ -442,8 +444,14 @@ def _bins(x, b, np):
 
 def _suite_reference(graph, f, sizes, np):  # noqa: C901, PLR0911
     """FP64 references of the matrix, neural and algorithm suites."""
-    if graph == "matmul":
+    if graph in ("matmul", "gemm"):
         return {"c": f["a"] @ f["b"]}
+    if graph == "gemm_gelu_pair":
+        z = f["a"] @ f["b"] + f["bias"]
+        c = np.sqrt(2.0 / np.pi)
+        t = np.tanh(c * (z + 0.044715 * z ** 3))
+        return {"y": 0.5 * z * (1.0 + t),
+                "dy": 0.5 * (1.0 + t) + 0.5 * z * (1.0 - t * t) * c * (1.0 + 0.134145 * z * z)}
     if graph == "row_dot":
         return {"d": (f["a"] * f["b"]).sum(axis=-1)}
     if graph == "transpose":

@@ -255,6 +255,41 @@ def _matmul(np, ins, outs, m, n):
     return fn, 1, f"np.matmul(a, b, out=c) (BLAS: {_blas(np)})"
 
 
+def _gemm_gelu_pair(np, ins, outs, m, n):
+    a, b, bias, y, dy = ins["a"], ins["b"], ins["bias"], outs["y"], outs["dy"]
+    z, t, u = (np.empty((m, n), dtype=np.float32) for _ in range(3))
+    c = np.float32(0.7978845608028654)
+
+    def fn():
+        np.matmul(a, b, out=z)
+        np.add(z, bias, out=z)
+        # t = tanh(c z (1 + 0.044715 z^2))
+        np.multiply(z, z, out=u)
+        np.multiply(u, np.float32(0.044715), out=u)
+        np.add(u, np.float32(1.0), out=u)
+        np.multiply(u, z, out=t)
+        np.multiply(t, c, out=t)
+        np.tanh(t, out=t)
+        # y = 0.5 z (1 + t)
+        np.add(t, np.float32(1.0), out=y)
+        np.multiply(y, z, out=y)
+        np.multiply(y, np.float32(0.5), out=y)
+        # dy = 0.5 (1 + t) + 0.5 c z (1 - t^2) (1 + 0.134145 z^2)
+        np.multiply(t, t, out=dy)
+        np.subtract(np.float32(1.0), dy, out=dy)
+        np.multiply(dy, z, out=dy)
+        np.multiply(dy, np.float32(0.5) * c, out=dy)
+        np.multiply(z, z, out=u)
+        np.multiply(u, np.float32(0.134145), out=u)
+        np.add(u, np.float32(1.0), out=u)
+        np.multiply(dy, u, out=dy)
+        np.add(t, np.float32(1.0), out=u)
+        np.multiply(u, np.float32(0.5), out=u)
+        np.add(dy, u, out=dy)
+
+    return fn, 22, f"np.matmul (BLAS: {_blas(np)}), then 21 ufuncs for the bias and GELU's value and derivative (out=)"
+
+
 def _blas(np):
     """The BLAS NumPy links, from its build configuration."""
     try:
@@ -490,6 +525,8 @@ _BUILDERS = {
     "col_sum": _col_sum,
     "full_sum": _full_sum,
     "matmul": _matmul,
+    "gemm": _matmul,
+    "gemm_gelu_pair": _gemm_gelu_pair,
     "row_dot": _row_dot,
     "transpose": _transpose,
     "cross_entropy": _cross_entropy,

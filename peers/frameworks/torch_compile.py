@@ -105,6 +105,19 @@ def _graph(torch, graph, n):
         return (lambda x: (torch.sum(x, 0),)), "torch.sum(x, 0)"
     if graph == "full_sum":
         return (lambda x: (torch.sum(x).reshape(1),)), "torch.sum(x).reshape(1)"
+    if graph == "gemm":
+        return (lambda a, b: (a @ b,)), "a @ b"
+    if graph == "gemm_gelu_pair":
+
+        def f(a, b, bias):
+            z = a @ b + bias
+            z2 = z * z
+            t = torch.tanh(C * (z + K * z2 * z))
+            value = 0.5 * z * (1.0 + t)
+            grad = 0.5 * (1.0 + t) + 0.5 * z * (1.0 - t * t) * C * (1.0 + 3.0 * K * z2)
+            return value, grad
+
+        return f, "z = a @ b + bias; GELU tanh formula and its derivative"
     return None, ""
 
 

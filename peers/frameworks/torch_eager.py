@@ -324,6 +324,20 @@ def _full_sum(torch, ins, outs, m, n, notes):
     return fn, None, "torch.sum(x, (0, 1), out=t[0]) (kernel count not known)"
 
 
+def _gemm_gelu_pair(torch, ins, outs, m, n, notes):
+    a, b, bias, y, dy = ins["a"], ins["b"], ins["bias"], outs["y"], outs["dy"]
+    c, k = 0.7978845608028654, 0.044715
+
+    def fn():
+        z = torch.addmm(bias, a, b)
+        z2 = z * z
+        t = torch.tanh(c * (z + k * z2 * z))
+        torch.mul(0.5 * z, 1.0 + t, out=y)
+        torch.add(0.5 * (1.0 + t), 0.5 * z * (1.0 - t * t) * c * (1.0 + 3.0 * k * z2), out=dy)
+
+    return fn, None, "torch.addmm(bias, a, b) (cuBLAS on cuda), then eager ops for GELU's value and derivative (kernel count not known)"
+
+
 def _matmul(torch, ins, outs, m, n, notes):
     a, b, c = ins["a"], ins["b"], outs["c"]
 
@@ -504,6 +518,8 @@ _BUILDERS = {
     "col_sum": _col_sum,
     "full_sum": _full_sum,
     "matmul": _matmul,
+    "gemm": _matmul,
+    "gemm_gelu_pair": _gemm_gelu_pair,
     "row_dot": _row_dot,
     "transpose": _transpose,
     "cross_entropy": _cross_entropy,

@@ -112,6 +112,43 @@ pub fn reference(
             vec![y]
         }
         "full_sum" => vec![vec![f(0).iter().take(m * n).sum::<f64>()]],
+        // Products in FP64, each summed over k in order (rows of b
+        // contiguous in the inner loop); K from a's length.
+        "gemm" | "gemm_gelu_pair" => {
+            let (a, b) = (f(0), f(1));
+            let kk = a.len().checked_div(m).unwrap_or(0);
+            if b.len() != kk * n {
+                return Err(format!(
+                    "{graph}: b has {} elements, not {kk} x {n}",
+                    b.len()
+                ));
+            }
+            let mut z = vec![0.0f64; m * n];
+            for i in 0..m {
+                let out = &mut z[i * n..(i + 1) * n];
+                for k in 0..kk {
+                    let x = a[i * kk + k];
+                    for (o, w) in out.iter_mut().zip(&b[k * n..(k + 1) * n]) {
+                        *o += x * w;
+                    }
+                }
+            }
+            if graph == "gemm" {
+                vec![z]
+            } else {
+                let bias = f(2);
+                let (mut y, mut dy) = (Vec::with_capacity(m * n), Vec::with_capacity(m * n));
+                for (e, zz) in z.iter().enumerate() {
+                    let z = zz + bias[e % n.max(1)];
+                    let t = (c * (z + 0.044715 * z * z * z)).tanh();
+                    y.push(0.5 * z * (1.0 + t));
+                    dy.push(
+                        0.5 * (1.0 + t) + 0.5 * z * (1.0 - t * t) * c * (1.0 + 0.134145 * z * z),
+                    );
+                }
+                vec![y, dy]
+            }
+        }
         g => return Err(format!("no FP64 reference for graph `{g}`")),
     })
 }

@@ -10,7 +10,7 @@ use std::path::Path;
 const SUITE: &str = include_str!("../../../bench/suite.json");
 
 /// Programs named by the built-in suite, by path.
-const PROGRAMS: [(&str, &str); 26] = [
+const PROGRAMS: [(&str, &str); 27] = [
     (
         "examples/sigmoid_pair.tile",
         include_str!("../../../examples/sigmoid_pair.tile"),
@@ -58,6 +58,10 @@ const PROGRAMS: [(&str, &str); 26] = [
     (
         "tests/programs/matrix/matmul.tile",
         include_str!("../../../tests/programs/matrix/matmul.tile"),
+    ),
+    (
+        "tests/programs/contractions/gemm_gelu_pair.tile",
+        include_str!("../../../tests/programs/contractions/gemm_gelu_pair.tile"),
     ),
     (
         "tests/programs/matrix/row_dot.tile",
@@ -209,7 +213,7 @@ pub fn load(path: Option<&Path>, select: &[String]) -> Result<Vec<Case>, String>
     if picked.is_empty() {
         let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
         return Err(format!(
-            "no case matches {select:?}; groups: seed, controls, reductions, matrix, neural, autodiff, algorithm, all; cases: {}",
+            "no case matches {select:?}; groups: seed, controls, reductions, contractions, matrix, neural, autodiff, algorithm, all; cases: {}",
             names.join(", ")
         ));
     }

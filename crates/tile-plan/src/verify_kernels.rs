@@ -111,7 +111,14 @@ pub(crate) fn verify_kernels(pass: &str, program: &Program, kernels: &[Kernel]) 
                 },
             ];
             body.extend(c.epilogue.iter().cloned());
-            verify_body(pass, program, k, &body, std::slice::from_ref(&c.scratch), false);
+            verify_body(
+                pass,
+                program,
+                k,
+                &body,
+                std::slice::from_ref(&c.scratch),
+                false,
+            );
         }
     }
 }
