@@ -351,7 +351,10 @@ impl CpuModule {
                 let threads = self.threads;
                 // Column kernels read each row's part of their slice as one
                 // run: one slice per thread keeps the runs long.
-                let per_thread = if k.mapping == Mapping::ColumnReduction {
+                // Contractions pack their operands' panels per call: one
+                // slice per thread packs them least often.
+                let per_thread = if k.mapping == Mapping::ColumnReduction || k.contraction.is_some()
+                {
                     1
                 } else {
                     4
