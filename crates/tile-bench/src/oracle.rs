@@ -112,6 +112,38 @@ pub fn reference(
             vec![y]
         }
         "full_sum" => vec![vec![f(0).iter().take(m * n).sum::<f64>()]],
+        // One attention head, `v` as wide as `q` (tests/programs/neural/
+        // attention.tile): scores scaled by 1/sqrt(D), their softmax, the
+        // weighted rows of v.
+        "attention" => {
+            let (q, k, v) = (f(0), f(1), f(2));
+            let d = q.len().checked_div(m).unwrap_or(0);
+            if k.len() != n * d || v.len() != n * d {
+                return Err(format!("attention: k or v is not {n} x {d}"));
+            }
+            let scale = 1.0 / (d as f64).sqrt();
+            let mut o = vec![0.0f64; m * d];
+            let mut s = vec![0.0f64; n];
+            for i in 0..m {
+                let qi = &q[i * d..(i + 1) * d];
+                for (j, sj) in s.iter_mut().enumerate() {
+                    let kj = &k[j * d..(j + 1) * d];
+                    *sj = qi.iter().zip(kj).map(|(a, b)| a * b).sum::<f64>() * scale;
+                }
+                let mx = s.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                let mut z = 0.0;
+                let oi = &mut o[i * d..(i + 1) * d];
+                for (j, sj) in s.iter().enumerate() {
+                    let p = (sj - mx).exp();
+                    z += p;
+                    for (oc, vc) in oi.iter_mut().zip(&v[j * d..(j + 1) * d]) {
+                        *oc += p * vc;
+                    }
+                }
+                oi.iter_mut().for_each(|x| *x /= z);
+            }
+            vec![o]
+        }
         // Products in FP64, each summed over k in order (rows of b
         // contiguous in the inner loop); K from a's length.
         "gemm" | "gemm_gelu_pair" => {

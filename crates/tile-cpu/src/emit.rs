@@ -106,9 +106,10 @@ fn kernel(
     let printed = print_kernel(program, index, k, &lowered);
     // A contraction's buffers are its own (emit_contraction.rs), sized
     // like scratch rows.
-    let scratch = match &lowered.contraction {
-        Some(c) => crate::emit_contraction::scratch(c),
-        None => lowered.scratch,
+    let scratch = match (&lowered.contraction, &lowered.attention) {
+        (Some(c), _) => crate::emit_contraction::scratch(c),
+        (None, Some(a)) => crate::emit_attention::scratch(a),
+        (None, None) => lowered.scratch,
     };
     (printed, scratch)
 }
@@ -159,6 +160,10 @@ fn print_kernel(
         Mapping::RowReduction if lowered.form == Form::Contraction => match &lowered.contraction {
             Some(c) => crate::emit_contraction::print(&mut p, k, lowered, c),
             None => p.refuse(format!("kernel {} has no contraction", k.name)),
+        },
+        Mapping::RowReduction if lowered.form == Form::Attention => match &lowered.attention {
+            Some(a) => crate::emit_attention::print(&mut p, k, a),
+            None => p.refuse(format!("kernel {} has no attention", k.name)),
         },
         Mapping::RowReduction => {
             let Some(row) = k.domain.first() else {

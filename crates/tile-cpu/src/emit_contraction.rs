@@ -9,14 +9,14 @@
 use tile_emit::Printer;
 use tile_ir::{DType, Expr};
 use tile_plan::kernel_ir::LoweredKernel;
-use tile_plan::{Contraction, Kernel, ScratchRow};
+use tile_plan::{Contraction, Kernel, Operand, ScratchRow};
 
 /// Rows of products per block (a multiple of the register tile's 6).
 pub(crate) const ROWS: i64 = 192;
 /// `k` per packed panel.
-const DEPTH: i64 = 256;
+pub(crate) const DEPTH: i64 = 256;
 /// Register tile rows.
-const MR: i64 = 6;
+pub(crate) const MR: i64 = 6;
 
 /// The per-thread buffers a contraction kernel allocates, as scratch rows
 /// (so the host sizes them under the memory ceiling before any launch):
@@ -76,27 +76,8 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, lowered: &LoweredKernel, c: &Co
     ));
     // Element (i, k) of the left operand and (k, j) of the right one, as
     // offsets: row-major boxes from 0 (find_contractions requires it).
-    let (pa, pb) = (Printer::ptr_name(&c.a.buf), Printer::ptr_name(&c.b.buf));
-    let a_cols = Printer::box_n(&c.a.buf, 1);
-    let b_cols = Printer::box_n(&c.b.buf, 1);
-    let (a_at, a_rs, a_ks) = if c.a.transposed {
-        ("tile_ib".to_string(), "1".to_string(), a_cols.clone())
-    } else {
-        (
-            format!("tile_ib * {a_cols}"),
-            a_cols.clone(),
-            "1".to_string(),
-        )
-    };
-    let (b_at, b_ks, b_cs) = if c.b.transposed {
-        (
-            format!("tile_jb * {b_cols}"),
-            "1".to_string(),
-            b_cols.clone(),
-        )
-    } else {
-        ("tile_jb".to_string(), b_cols.clone(), "1".to_string())
-    };
+    let (a_at, a_rs, a_ks) = left(&c.a, "tile_ib");
+    let (b_at, b_ks, b_cs) = right(&c.b, "tile_jb");
     p.line("const int64_t rs = dl0 + lo, re = dl0 + hi;");
     p.open(format!(
         "for (int64_t tile_ib = rs; tile_ib < re; tile_ib += {ROWS})"
@@ -111,7 +92,7 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, lowered: &LoweredKernel, c: &Co
         "const int64_t tile_je = tile_n - tile_jb < {cols} ? tile_n : tile_jb + {cols};"
     ));
     p.line(format!(
-        "{gemm}(tile_ie - tile_ib, tile_je - tile_jb, tile_k, {pa} + {a_at}, {a_rs}, {a_ks}, {pb} + {b_at}, {b_ks}, {b_cs}, tile_tile, tile_pb, tile_pa);"
+        "{gemm}(tile_ie - tile_ib, tile_je - tile_jb, tile_k, {a_at}, {a_rs}, {a_ks}, {b_at}, {b_ks}, {b_cs}, tile_tile, {cols}, tile_pb, tile_pa);"
     ));
     p.open("for (int64_t tile_ii = tile_ib; tile_ii < tile_ie; tile_ii++)");
     let depth = p.scope_len();
@@ -132,10 +113,35 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, lowered: &LoweredKernel, c: &Co
     p.close();
 }
 
+/// A left operand from its row `row` on, as `tile_gemm_f32` takes it: the
+/// pointer and the strides of its rows and of `k` (a row-major box from
+/// 0, the operand indexed `[row, k]`, or `[k, row]` when transposed).
+pub(crate) fn left(op: &Operand, row: &str) -> (String, String, String) {
+    let (ptr, cols) = (Printer::ptr_name(&op.buf), Printer::box_n(&op.buf, 1));
+    if op.transposed {
+        (format!("{ptr} + {row}"), "1".into(), cols)
+    } else {
+        (format!("{ptr} + {row} * {cols}"), cols, "1".into())
+    }
+}
+
+/// A right operand from its column `col` on: the pointer and the strides
+/// of `k` and of its columns (indexed `[k, col]`, or `[col, k]` when
+/// transposed).
+pub(crate) fn right(op: &Operand, col: &str) -> (String, String, String) {
+    let (ptr, cols) = (Printer::ptr_name(&op.buf), Printer::box_n(&op.buf, 1));
+    if op.transposed {
+        (format!("{ptr} + {col} * {cols}"), "1".into(), cols)
+    } else {
+        (format!("{ptr} + {col}"), cols, "1".into())
+    }
+}
+
 /// The C helper computing a block of products (`tile_gemm_f32`).
-pub(crate) const GEMM: &str = r#"/* A block of a contraction's products: t[i * 512 + j] = sum over k in
-   0..kk, in order, of A(i, k) * B(k, j), for i < mb (<= 192), j < nb
-   (<= 512); A(i, k) = a[i * ars + k * aks], B(k, j) = b[k * bks + j * bcs].
+pub(crate) const GEMM: &str = r#"/* A block of a contraction's products: t[i * ldt + j] = sum over k in
+   0..kk, in order, of A(i, k) * B(k, j), for i < mb, j < nb (<= 512), with
+   room for whole register tiles (rows up to a multiple of 6, columns of
+   TILE_GEMM_NR); A(i, k) = a[i * ars + k * aks], B(k, j) = b[k * bks + j * bcs].
    Both operands are packed (zero-padded) a panel of 256 k at a time; a
    register tile of TILE_GEMM_MR rows by two vectors of columns holds one
    f32 accumulator per product. */
@@ -145,12 +151,12 @@ pub(crate) const GEMM: &str = r#"/* A block of a contraction's products: t[i * 5
 static inline tile_vf32 tile_gemm_ld(const float *p) { tile_vf32 v; __builtin_memcpy(&v, p, sizeof v); return v; }
 static inline void tile_gemm_st(float *p, tile_vf32 v) { __builtin_memcpy(p, &v, sizeof v); }
 static inline void tile_gemm_micro(int64_t kc, const float *restrict pa, const float *restrict pb,
-                                   float *restrict t, int first) {
+                                   float *restrict t, int64_t ldt, int first) {
   tile_vf32 c0[TILE_GEMM_MR], c1[TILE_GEMM_MR];
 #pragma GCC unroll 6
   for (int r = 0; r < TILE_GEMM_MR; r++) {
     if (first) { c0[r] = (tile_vf32){0}; c1[r] = (tile_vf32){0}; }
-    else { c0[r] = tile_gemm_ld(t + r * 512); c1[r] = tile_gemm_ld(t + r * 512 + TILE_L); }
+    else { c0[r] = tile_gemm_ld(t + r * ldt); c1[r] = tile_gemm_ld(t + r * ldt + TILE_L); }
   }
   for (int64_t k = 0; k < kc; k++) {
     const tile_vf32 b0 = tile_gemm_ld(pb + k * TILE_GEMM_NR), b1 = tile_gemm_ld(pb + k * TILE_GEMM_NR + TILE_L);
@@ -163,17 +169,17 @@ static inline void tile_gemm_micro(int64_t kc, const float *restrict pa, const f
   }
 #pragma GCC unroll 6
   for (int r = 0; r < TILE_GEMM_MR; r++) {
-    tile_gemm_st(t + r * 512, c0[r]);
-    tile_gemm_st(t + r * 512 + TILE_L, c1[r]);
+    tile_gemm_st(t + r * ldt, c0[r]);
+    tile_gemm_st(t + r * ldt + TILE_L, c1[r]);
   }
 }
 static void tile_gemm_f32(int64_t mb, int64_t nb, int64_t kk,
                           const float *restrict a, int64_t ars, int64_t aks,
                           const float *restrict b, int64_t bks, int64_t bcs,
-                          float *restrict t, float *restrict pb, float *restrict pa) {
+                          float *restrict t, int64_t ldt, float *restrict pb, float *restrict pa) {
   if (kk <= 0) {
     for (int64_t i = 0; i < mb; i++)
-      for (int64_t j = 0; j < nb; j++) t[i * 512 + j] = 0.0f;
+      for (int64_t j = 0; j < nb; j++) t[i * ldt + j] = 0.0f;
     return;
   }
   for (int64_t pc = 0; pc < kk; pc += TILE_GEMM_KC) {
@@ -209,7 +215,7 @@ static void tile_gemm_f32(int64_t mb, int64_t nb, int64_t kk,
         }
       }
       for (int64_t jr = 0; jr < nb; jr += TILE_GEMM_NR)
-        tile_gemm_micro(kc, pa, pb + jr * kc, t + ir * 512 + jr, pc == 0);
+        tile_gemm_micro(kc, pa, pb + jr * kc, t + ir * ldt + jr, ldt, pc == 0);
     }
   }
 }"#;

@@ -33,6 +33,7 @@
 mod cc;
 mod count_free_cores;
 mod emit;
+mod emit_attention;
 mod emit_contraction;
 mod error;
 mod math;

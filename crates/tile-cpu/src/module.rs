@@ -353,7 +353,9 @@ impl CpuModule {
                 // run: one slice per thread keeps the runs long.
                 // Contractions pack their operands' panels per call: one
                 // slice per thread packs them least often.
-                let per_thread = if k.mapping == Mapping::ColumnReduction || k.contraction.is_some()
+                let per_thread = if k.mapping == Mapping::ColumnReduction
+                    || k.contraction.is_some()
+                    || k.attention.is_some()
                 {
                     1
                 } else {

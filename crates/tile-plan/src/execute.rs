@@ -103,7 +103,11 @@ pub fn execute_lowered(
         };
         // A tiled contraction: each block of columns' products, then the
         // epilogue on them.
-        let by_blocks = lk.contraction.as_ref().map(|c| c.row_by_blocks());
+        let by_blocks = lk
+            .contraction
+            .as_ref()
+            .map(|c| c.row_by_blocks())
+            .or_else(|| lk.attention.as_ref().map(|a| a.row_in_steps()));
         let body = by_blocks.as_deref().unwrap_or(body);
         let work = Work {
             body,

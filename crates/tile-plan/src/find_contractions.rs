@@ -308,7 +308,12 @@ fn contraction(program: &Program, k: &Kernel) -> Option<Contraction> {
 /// `e` as a load of a 2-D `f32` parameter indexed by `outer` and `k` in
 /// either order (`transposed`: `[k, outer]`), each running over exactly
 /// its dimension (from 0 to the dimension's extent).
-fn operand(program: &Program, e: &Expr, outer: &LoopVar, k: &LoopVar) -> Option<Operand> {
+pub(crate) fn operand(
+    program: &Program,
+    e: &Expr,
+    outer: &LoopVar,
+    k: &LoopVar,
+) -> Option<Operand> {
     let Expr::Load { buf, idx, .. } = e else {
         return None;
     };
@@ -345,7 +350,7 @@ fn has_reduction(e: &Expr) -> bool {
 }
 
 /// The reductions of `e` not inside another one.
-fn collect_reductions(e: &Expr, out: &mut Vec<Expr>) {
+pub(crate) fn collect_reductions(e: &Expr, out: &mut Vec<Expr>) {
     if matches!(e, Expr::Reduce { .. }) {
         out.push(e.clone());
         return;

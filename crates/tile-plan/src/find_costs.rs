@@ -84,8 +84,13 @@ fn expr(
             // A full reduction's domain is its own range: not a repeat.
             !constant && name != var && l == &**lo && h == &**hi
         }) {
+            let where_tiled = if k.attention.is_some() {
+                " (on targets that tile this attention head, once per row)"
+            } else {
+                ""
+            };
             let note = format!(
-                "[quadratic] {} line {line}: the {} over `{var}` in {lo}..{hi} runs once per `{outer}` over the same range: work grows with the square of its extent",
+                "[quadratic] {} line {line}: the {} over `{var}` in {lo}..{hi} runs once per `{outer}` over the same range: work grows with the square of its extent{where_tiled}",
                 k.name,
                 op.name()
             );
@@ -95,7 +100,7 @@ fn expr(
         }
         // A contraction (find_contractions.rs) is tiled where the target
         // tiles contractions; the lowering says where it is not.
-        let tiled = k.contraction.is_some();
+        let tiled = k.contraction.is_some() || k.attention.is_some();
         if let Some((buf, outer)) = down_a_column(body, var, open).filter(|_| !tiled) {
             let note = format!(
                 "[untiled] {} line {line}: the {} over `{var}` reads `{buf}` down a column (its last index follows `{outer}`, an enclosing variable), so each result re-reads a whole column: it is not a contraction Tile tiles (docs/guide/contractions.md says which are)",

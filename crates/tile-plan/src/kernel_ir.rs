@@ -494,6 +494,9 @@ pub struct LoweredKernel {
     /// operands the target multiplies a block at a time before running
     /// [`LoweredKernel::body`], the epilogue (`None` otherwise).
     pub contraction: Option<crate::Contraction>,
+    /// An attention head this target tiles ([`Form::Attention`]); `body`
+    /// is then its scores body followed by its output body.
+    pub attention: Option<crate::Attention>,
 }
 
 /// One step of a row (or a group of columns) that a GPU block runs
@@ -755,6 +758,9 @@ pub enum Form {
     /// A contraction's epilogue, run on blocks of products the target
     /// computes tiled ([`crate::Kernel::contraction`]).
     Contraction,
+    /// An attention head's two per-row bodies around two tiled products
+    /// ([`crate::Kernel::attention`]).
+    Attention,
 }
 
 impl Form {
@@ -764,6 +770,9 @@ impl Form {
             Form::Cached => "the cached body (reduced values computed once into scratch rows)",
             Form::Interchanged => "the interchanged body (blocks of columns or iterations)",
             Form::Contraction => "the contraction's epilogue, on blocks of products computed tiled",
+            Form::Attention => {
+                "attention: scores by a tiled product, softmax per row, a second tiled product"
+            }
         }
     }
 }
@@ -792,6 +801,7 @@ impl Lowered {
                         Form::Cached => "cached",
                         Form::Interchanged => "interchanged",
                         Form::Contraction => "contraction",
+                        Form::Attention => "attention",
                     },
                     "inner_lanes": k.inner.as_ref().map(|i| json!({"lanes": i.is_none(), "why": i})),
                     "loops": k.loops.iter().map(|l| json!({

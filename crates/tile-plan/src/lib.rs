@@ -5,7 +5,7 @@
 //! `verify -> fold_constants -> share_common_values -> remove_dead_code ->
 //! find_unused_inputs -> plan_groups -> split_full_reductions -> find_lane_loops
 //! -> find_row_forms -> find_reread_rows -> cache_reduced_values -> interchange_columns ->
-//! interchange_row_loops -> find_costs`. With `TILE_LOG=passes` in the
+//! interchange_row_loops -> find_contractions -> find_attention -> find_costs`. With `TILE_LOG=passes` in the
 //! environment it prints the program after each pass to stderr.
 //!
 //! ```
@@ -27,6 +27,7 @@ pub mod affine;
 mod cache_reduced_values;
 mod check_ranges;
 mod execute;
+mod find_attention;
 mod find_contractions;
 mod find_costs;
 mod find_failing_checks;
@@ -56,6 +57,7 @@ pub use cache_reduced_values::{
 };
 pub use check_ranges::{check_ranges, check_ranges_within, RangeError, RangeProof, INDEX_LIMIT};
 pub use execute::{execute_lowered, execute_plan, EntryPoint, Order};
+pub use find_attention::{find_attention, Attention};
 pub use find_contractions::{
     contraction_block_names, find_contractions, Contraction, Operand, CONTRACTION_COLUMNS,
 };
@@ -114,6 +116,7 @@ pub const KERNEL_REWRITES: &[&str] = &[
     "interchange_columns",
     "interchange_row_loops",
     "find_contractions",
+    "find_attention",
 ];
 
 /// Verifies, simplifies and plans `program`.
@@ -186,6 +189,10 @@ pub fn compile_skipping(
     if skip != Some("find_contractions") {
         find_contractions(&p, &mut plan.kernels);
         check("find_contractions", &plan.kernels);
+    }
+    if skip != Some("find_attention") {
+        find_attention(&p, &mut plan.kernels);
+        check("find_attention", &plan.kernels);
     }
     plan.notes = find_costs::find_costs(&plan.kernels);
     let copies = find_failing_checks::find_failing_checks(&plan);

@@ -38,7 +38,14 @@ pub fn lower_kernel(
     // owns a scratch buffer). A target without one runs the plan's body
     // in its general entry point.
     let contraction = k.contraction.as_ref().filter(|_| target.tiles_contractions);
+    let attention = k.attention.as_ref().filter(|_| target.tiles_contractions);
     let (form, body, scratch) = match (target.vectors, &k.cached, &k.interchanged) {
+        _ if attention.is_some() => {
+            let a = attention.expect("checked");
+            let mut body = a.scores.clone();
+            body.extend(a.output.iter().cloned());
+            (Form::Attention, body, a.scratch.clone())
+        }
         _ if contraction.is_some() => {
             let c = contraction.expect("checked");
             (
@@ -207,6 +214,7 @@ pub fn lower_kernel(
         full,
         steps,
         contraction: contraction.cloned(),
+        attention: attention.cloned(),
     }
 }
 

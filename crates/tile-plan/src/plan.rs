@@ -147,6 +147,10 @@ pub struct Kernel {
     /// epilogue: the operands and the epilogue a target that tiles
     /// contractions runs ([`crate::find_contractions`]).
     pub contraction: Option<crate::Contraction>,
+    /// Row kernels that are one attention head: the operands and the
+    /// per-row bodies a target that tiles it runs
+    /// ([`crate::find_attention`]).
+    pub attention: Option<crate::Attention>,
 }
 
 impl Kernel {
@@ -327,6 +331,12 @@ impl Plan {
                         "fused": c.fused,
                         "columns": crate::CONTRACTION_COLUMNS,
                     })),
+                    "attention": k.attention.as_ref().map(|a| json!({
+                        "q": a.q.buf,
+                        "k": a.k.buf,
+                        "v": a.v.buf,
+                        "line": a.line,
+                    })),
                     "interchanged": k.interchanged.as_ref().map(|c| json!({
                         "block": crate::COLUMN_BLOCK,
                         "loops": c.loops,
@@ -406,6 +416,9 @@ impl fmt::Display for Plan {
             if let Some(c) = &k.contraction {
                 let row = k.domain.first().map_or("", |v| v.name.as_str());
                 writeln!(f, "     contraction: {}", c.describe(row))?;
+            }
+            if let Some(a) = &k.attention {
+                writeln!(f, "     attention: {}", a.describe())?;
             }
             if let Some(c) = &k.interchanged {
                 let rows: Vec<&str> = c.scratch.iter().map(|r| r.name.as_str()).collect();

@@ -345,6 +345,7 @@ fn kernel(mapping: Mapping, domain: Vec<LoopVar>, body: Vec<Stmt>, lines: Vec<u3
         cached: None,
         interchanged: None,
         contraction: None,
+        attention: None,
         rereads: Vec::new(),
         lanes: Vec::new(),
         full: None,

@@ -120,6 +120,11 @@ pub(crate) fn verify_kernels(pass: &str, program: &Program, kernels: &[Kernel]) 
                 false,
             );
         }
+        if let Some(a) = &k.attention {
+            verify_body(pass, program, k, &a.scores, &a.scratch, false);
+            verify_body(pass, program, k, &a.output, &a.scratch, false);
+            verify_body(pass, program, k, &a.row_in_steps(), &a.scratch, false);
+        }
     }
 }
 
