@@ -12,7 +12,7 @@ use tile_plan::kernel_ir::LoweredKernel;
 use tile_plan::{Contraction, Kernel, Operand, ScratchRow};
 
 /// Rows of products per block (a multiple of the register tile's 6).
-pub(crate) const ROWS: i64 = 192;
+pub(crate) const ROWS: i64 = 960;
 /// `k` per packed panel.
 pub(crate) const DEPTH: i64 = 256;
 /// Register tile rows.
