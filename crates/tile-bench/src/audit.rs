@@ -486,7 +486,7 @@ impl Auditor<'_> {
                 .split('|')
                 .map(str::trim)
                 .collect();
-            if (cells.len() == 6 || cells.len() == 7) && phases.iter().any(|p| p == cells[1]) {
+            if (6..=8).contains(&cells.len()) && phases.iter().any(|p| p == cells[1]) {
                 if let Some(key) = self.check_figure_row(&case, &cells, &data) {
                     shown.insert(key);
                 }
@@ -545,6 +545,26 @@ impl Auditor<'_> {
             )),
             (None, Some(_)) => self.fail(format!(
                 "figures: {key:?} omits GB/s although the case's byte count is recorded"
+            )),
+            (None, None) => {}
+        }
+        // The FLOP rate: the case's recorded operation count over the
+        // median, after GB/s.
+        let flops = self.doc["meta"]["flops"][case].as_f64();
+        match (cells.get(7), flops) {
+            (Some(printed), Some(f)) if f >= 0.0 => {
+                let rate = f / m / 1e3;
+                if !close(printed, rate) {
+                    self.fail(format!(
+                        "figures: {key:?} printed {printed} GFLOP/s, {f} operations over {m:.6} us give {rate:.6}"
+                    ));
+                }
+            }
+            (Some(_), _) => self.fail(format!(
+                "figures: {key:?} shows GFLOP/s without the case's operation count"
+            )),
+            (None, Some(_)) => self.fail(format!(
+                "figures: {key:?} omits GFLOP/s although the case's operation count is recorded"
             )),
             (None, None) => {}
         }

@@ -201,6 +201,12 @@ fn caveats(md: &mut String, meta: &Value) {
             "- GB/s is the bytes the case's program moves (every input read once, every output written once) over the median time, the same numerator for every entry; the `copy` entry reads and writes that many bytes, so `fused` over `copy` is how far Tile is from the copy floor on this machine."
         );
     }
+    if meta["flops"].as_object().is_some_and(|f| !f.is_empty()) {
+        let _ = writeln!(
+            md,
+            "- GFLOP/s, where a case has it, is the floating-point operations the suite counts for the case (`meta.flops`: its products' multiply-adds, two each; not the element-wise work around them) over the median time, the same numerator for every entry."
+        );
+    }
 }
 
 /// One case: kernels per invocation, the times table, the ratios table
@@ -238,7 +244,8 @@ fn case_section(md: &mut String, meta: &Value, rows: &[Value], case: &str, phase
         })
         .collect();
     let _ = writeln!(md, "Kernels per invocation: {}\n", kernels.join(", "));
-    times_table(md, rows, case, &entries, phases, moved);
+    let flops = meta["flops"][case].as_f64();
+    times_table(md, rows, case, &entries, phases, moved, flops);
     ratios_table(md, rows, case, &entries, phases);
     let _ = writeln!(md, "\nEntries:\n");
     for e in &entries {
@@ -258,8 +265,15 @@ fn times_table(
     entries: &[String],
     phases: &[&str],
     moved: Option<f64>,
+    flops: Option<f64>,
 ) {
-    if moved.is_some() {
+    if moved.is_some() && flops.is_some() {
+        let _ = writeln!(
+            md,
+            "| entry | phase | median (us) | min (us) | max (us) | rounds | GB/s | GFLOP/s |"
+        );
+        let _ = writeln!(md, "|---|---|---|---|---|---|---|---|");
+    } else if moved.is_some() {
         let _ = writeln!(
             md,
             "| entry | phase | median (us) | min (us) | max (us) | rounds | GB/s |"
@@ -291,11 +305,14 @@ fn times_table(
                 sig4(hi),
                 meds.len()
             );
-            match moved {
-                Some(b) => {
+            match (moved, flops) {
+                (Some(b), Some(f)) => {
+                    let _ = writeln!(md, " {} | {} |", sig4(gbps(b, m)), sig4(gbps(f, m)));
+                }
+                (Some(b), None) => {
                     let _ = writeln!(md, " {} |", sig4(gbps(b, m)));
                 }
-                None => {
+                (None, _) => {
                     let _ = writeln!(md);
                 }
             }

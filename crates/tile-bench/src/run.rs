@@ -102,8 +102,14 @@ pub fn bench(args: &BenchArgs) -> Result<PathBuf, String> {
     // Bytes each case moves (the bandwidth column's numerator, and the
     // copy entry's size).
     let mut moved = serde_json::Map::new();
+    // Floating-point operations, where the suite counts them (the FLOP
+    // rate column's numerator).
+    let mut flops = serde_json::Map::new();
     for c in &args.cases {
         moved.insert(c.name.clone(), json!(crate::target::moved_bytes(c)?));
+        if let Some(f) = c.flop_count()? {
+            flops.insert(c.name.clone(), json!(f));
+        }
     }
     let Measured {
         rows,
@@ -132,6 +138,7 @@ pub fn bench(args: &BenchArgs) -> Result<PathBuf, String> {
         "frameworks": frameworks,
         "variants": all_variants,
         "moved_bytes": moved,
+        "flops": flops,
         "sizes": args.cases.iter().filter(|c| !c.sizes.is_empty()).map(|c| (c.name.clone(), json!(c.sizes))).collect::<serde_json::Map<_, _>>(),
         "tolerances": args.cases.iter().map(|c| (c.name.clone(), json!({"atol": c.atol, "rtol": c.rtol, "outputs": c.outputs.len()}))).collect::<serde_json::Map<_, _>>(),
         "start_unix": start,

@@ -139,6 +139,11 @@ struct GraphEntry {
     /// matrix product's `K`, a head's `D`).
     #[serde(default)]
     sizes: BTreeMap<String, usize>,
+    /// Floating-point operations per invocation, as a sum of products of
+    /// integers and size names (`[[2, "M", "N", "K"]]`): the products'
+    /// multiply-adds, two operations each.
+    #[serde(default)]
+    flops: Vec<Vec<serde_json::Value>>,
 }
 
 /// One benchmark case: a graph at one shape.
@@ -156,6 +161,9 @@ pub struct Case {
     pub shape: [usize; 2],
     /// The program's other size symbols, fixed by the suite.
     pub sizes: BTreeMap<String, usize>,
+    /// Floating-point operations per invocation as a sum of products of
+    /// integers and size names; empty when the suite gives none.
+    pub flops: Vec<Vec<serde_json::Value>>,
     /// Output parameters validated.
     pub outputs: Vec<String>,
     /// Absolute tolerance.
@@ -194,6 +202,7 @@ pub fn load(path: Option<&Path>, select: &[String]) -> Result<Vec<Case>, String>
                 program: program.clone(),
                 shape: *s,
                 sizes: g.sizes.clone(),
+                flops: g.flops.clone(),
                 outputs: g.outputs.clone(),
                 atol: g.atol,
                 rtol: g.rtol,
@@ -218,4 +227,46 @@ pub fn load(path: Option<&Path>, select: &[String]) -> Result<Vec<Case>, String>
         ));
     }
     Ok(picked)
+}
+
+impl Case {
+    /// The case's floating-point operations per invocation ([`Case::flops`]
+    /// evaluated with `M`, `N` and its sizes), `None` when the suite gives
+    /// no count; an error for an unknown name, a factor that is neither a
+    /// name nor a non-negative integer, or an overflow.
+    pub fn flop_count(&self) -> Result<Option<u64>, String> {
+        if self.flops.is_empty() {
+            return Ok(None);
+        }
+        let value = |f: &serde_json::Value| -> Result<u64, String> {
+            match f {
+                serde_json::Value::Number(n) => n
+                    .as_u64()
+                    .ok_or_else(|| format!("{}: flops factor {n} is not a count", self.name)),
+                serde_json::Value::String(s) => match s.as_str() {
+                    "M" => Ok(self.shape[0] as u64),
+                    "N" => Ok(self.shape[1] as u64),
+                    other => self
+                        .sizes
+                        .get(other)
+                        .map(|&v| v as u64)
+                        .ok_or_else(|| format!("{}: flops names unknown size `{other}`", self.name)),
+                },
+                other => Err(format!("{}: flops factor {other} is neither a count nor a size", self.name)),
+            }
+        };
+        let mut total: u64 = 0;
+        for term in &self.flops {
+            let mut p: u64 = 1;
+            for f in term {
+                p = p
+                    .checked_mul(value(f)?)
+                    .ok_or_else(|| format!("{}: flops overflow", self.name))?;
+            }
+            total = total
+                .checked_add(p)
+                .ok_or_else(|| format!("{}: flops overflow", self.name))?;
+        }
+        Ok(Some(total))
+    }
 }

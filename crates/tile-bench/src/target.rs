@@ -263,6 +263,7 @@ pub fn copy_case(case: &Case) -> Result<Case, String> {
         program: COPY_PROGRAM.into(),
         shape: [1, usize::try_from(n).map_err(|_| "the copy is too large")?],
         sizes: BTreeMap::new(),
+        flops: Vec::new(),
         outputs: vec!["y".into()],
         atol: 0.0,
         rtol: 0.0,

@@ -704,6 +704,7 @@ fn file_cases(
             program: program.to_string(),
             shape,
             sizes: case_sizes,
+            flops: Vec::new(),
             outputs: outputs.clone(),
             atol,
             rtol,
