@@ -11,9 +11,9 @@
 //!
 //! Nothing of size `M x N` is in memory: the tiles hold [`ROWS`] rows.
 
-use crate::emit_contraction::{left, right, DEPTH, MR};
+use crate::emit_contraction::{gemm_name, left, right, scalar, DEPTH, MR};
 use tile_emit::Printer;
-use tile_ir::{BinOp, DType, Expr};
+use tile_ir::{BinOp, Expr};
 use tile_plan::{Attention, Kernel, ScratchRow};
 
 /// Query rows per block (a multiple of the register tile's 6 rows).
@@ -39,7 +39,7 @@ fn padded(n: &Expr) -> Expr {
 pub(crate) fn scratch(a: &Attention) -> Vec<ScratchRow> {
     let row = |name: &str, hi: Expr| ScratchRow {
         name: format!("{}_{name}", a.scratch[0].name),
-        dtype: DType::F32,
+        dtype: a.scratch[0].dtype,
         lo: Expr::Int(0),
         hi,
     };
@@ -80,18 +80,19 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, a: &Attention) {
     p.line("const int64_t tile_lds = (tile_n + 31) / 32 * 32, tile_ldo = (tile_e + 31) / 32 * 32;");
     let site = p.new_site(&a.scratch[0].name, "scratch");
     let alloc = p.helper_call("tile_scratch");
-    let gemm = p.helper_call("tile_gemm_f32");
+    let (elem, size) = scalar(a.scratch[0].dtype);
+    let gemm = p.helper_call(gemm_name(a.scratch[0].dtype));
     let packed = DEPTH * cols + DEPTH * MR;
     p.line(format!(
-        "char *const tile_scr = (char *){alloc}((size_t)(({ROWS} * tile_lds + {ROWS} * tile_ldo + 64 + {packed}) * 4) + 64);"
+        "char *const tile_scr = (char *){alloc}((size_t)(({ROWS} * tile_lds + {ROWS} * tile_ldo + 64 + {packed}) * {size}) + 64);"
     ));
     p.line(format!("if (!tile_scr) TILE_FAIL({site});"));
-    p.line("float *const tile_s = (float *)tile_scr;");
-    p.line(format!("float *const tile_o = tile_s + {ROWS} * tile_lds;"));
-    p.line(format!("float *const tile_z = tile_o + {ROWS} * tile_ldo;"));
-    p.line("float *const tile_pb = tile_z + 64;");
+    p.line(format!("{elem} *const tile_s = ({elem} *)tile_scr;"));
+    p.line(format!("{elem} *const tile_o = tile_s + {ROWS} * tile_lds;"));
+    p.line(format!("{elem} *const tile_z = tile_o + {ROWS} * tile_ldo;"));
+    p.line(format!("{elem} *const tile_pb = tile_z + 64;"));
     p.line(format!(
-        "float *const tile_pa = tile_pb + {};",
+        "{elem} *const tile_pa = tile_pb + {};",
         DEPTH * cols
     ));
     let (q_at, q_rs, q_ks) = left(&a.q, "tile_ib");

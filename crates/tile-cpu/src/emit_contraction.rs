@@ -26,7 +26,7 @@ pub(crate) fn scratch(c: &Contraction) -> Vec<ScratchRow> {
     let cols = tile_plan::CONTRACTION_COLUMNS;
     let row = |name: &str, len: i64| ScratchRow {
         name: format!("{}_{name}", c.scratch.name),
-        dtype: DType::F32,
+        dtype: c.dtype,
         lo: Expr::Int(0),
         hi: Expr::Int(len),
     };
@@ -45,7 +45,12 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, lowered: &LoweredKernel, c: &Co
         return;
     };
     let cols = tile_plan::CONTRACTION_COLUMNS;
-    let (tile_b, pack_b, pack_a) = (ROWS * cols * 4, DEPTH * cols * 4, DEPTH * MR * 4);
+    let (elem, size) = scalar(c.dtype);
+    let (tile_b, pack_b, pack_a) = (
+        ROWS * cols * size,
+        DEPTH * cols * size,
+        DEPTH * MR * size,
+    );
     p.line(format!(
         "const int64_t dl0 = {}, dn0 = {};",
         p.size_expr(&row.lo),
@@ -60,13 +65,13 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, lowered: &LoweredKernel, c: &Co
         tile_b + pack_b + pack_a
     ));
     p.line(format!("if (!tile_scr) TILE_FAIL({site});"));
-    let gemm = p.helper_call("tile_gemm_f32");
-    p.line("float *const tile_tile = (float *)tile_scr;");
+    let gemm = p.helper_call(gemm_name(c.dtype));
+    p.line(format!("{elem} *const tile_tile = ({elem} *)tile_scr;"));
     p.line(format!(
-        "float *const tile_pb = (float *)(tile_scr + {tile_b});"
+        "{elem} *const tile_pb = ({elem} *)(tile_scr + {tile_b});"
     ));
     p.line(format!(
-        "float *const tile_pa = (float *)(tile_scr + {});",
+        "{elem} *const tile_pa = ({elem} *)(tile_scr + {});",
         tile_b + pack_b
     ));
     p.line(format!(
@@ -137,8 +142,44 @@ pub(crate) fn right(op: &Operand, col: &str) -> (String, String, String) {
     }
 }
 
+/// The C type and byte size of `dtype`'s elements (`f32` or `f64`).
+pub(crate) fn scalar(dtype: DType) -> (&'static str, i64) {
+    if dtype == DType::F64 {
+        ("double", 8)
+    } else {
+        ("float", 4)
+    }
+}
+
+/// The helper multiplying blocks of `dtype` (`tile_gemm_f32`,
+/// `tile_gemm_f64`).
+pub(crate) fn gemm_name(dtype: DType) -> &'static str {
+    if dtype == DType::F64 {
+        "tile_gemm_f64"
+    } else {
+        "tile_gemm_f32"
+    }
+}
+
+/// The C helper `tile_gemm_f32`, or `tile_gemm_f64` (the same code over
+/// `double` and `tile_vf64`, whose vectors hold `TILE_L` lanes in an `f64`
+/// program).
+pub(crate) fn gemm(dtype: DType) -> String {
+    if dtype == DType::F64 {
+        GEMM.replace("float", "double")
+            .replace("tile_vf32", "tile_vf64")
+            .replace("0.0f", "0.0")
+            .replace("tile_gemm_", "tile_gemm64_")
+            .replace("tile_gemm64_f32", "tile_gemm_f64")
+            .replace("TILE_GEMM_", "TILE_GEMM64_")
+            .replace("f32 accumulator", "f64 accumulator")
+    } else {
+        GEMM.to_string()
+    }
+}
+
 /// The C helper computing a block of products (`tile_gemm_f32`).
-pub(crate) const GEMM: &str = r#"/* A block of a contraction's products: t[i * ldt + j] = sum over k in
+const GEMM: &str = r#"/* A block of a contraction's products: t[i * ldt + j] = sum over k in
    0..kk, in order, of A(i, k) * B(k, j), for i < mb, j < nb (<= 512), with
    room for whole register tiles (rows up to a multiple of 6, columns of
    TILE_GEMM_NR); A(i, k) = a[i * ars + k * aks], B(k, j) = b[k * bks + j * bcs].

@@ -146,7 +146,13 @@ static inline tile_vi64 tile_iota_vi64(void) {
 }"#,
         ),
     ];
-    v.push(helper("tile_gemm_f32", &[], crate::emit_contraction::GEMM));
+    for dtype in [tile_ir::DType::F32, tile_ir::DType::F64] {
+        v.push(helper(
+            crate::emit_contraction::gemm_name(dtype),
+            &[],
+            &crate::emit_contraction::gemm(dtype),
+        ));
+    }
     for (sfx, vt, mt) in [
         ("vf32", "tile_vf32", "tile_vm4"),
         ("vf64", "tile_vf64", "tile_vm8"),

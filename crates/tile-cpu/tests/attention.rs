@@ -2,7 +2,7 @@
 //! recognises it: a maximum, a sum of exponentials, a weighted sum per
 //! output column) with each operand in either index order, a scaled, a
 //! causal (`select` on indices) or a biased score, value widths other than
-//! the head's, at random shapes (1, ragged, across the 48-row and 512-key
+//! the head's, in `f32` and `f64`, at random shapes (1, ragged, across the 48-row and 512-key
 //! blocks, an empty depth): the plan finds the head, the C source tiles
 //! both products, and every output matches the FP64 interpreter
 //! (`atol 1e-5`, `rtol 1e-4`).
@@ -54,10 +54,14 @@ fn random_attention_heads_match_the_interpreter() {
         prop::sample::select(vec![1i64, 7, 33, 515]),
         prop::sample::select(vec![0i64, 1, 4, 17]),
         prop::sample::select(vec![1i64, 3, 16]),
+        any::<bool>(),
     );
     runner
-        .run(&strategy, |(q_t, k_t, v_t, score, m, n, d, e)| {
-            let text = program(q_t, k_t, v_t, score);
+        .run(&strategy, |(q_t, k_t, v_t, score, m, n, d, e, f64)| {
+            let mut text = program(q_t, k_t, v_t, score);
+            if f64 {
+                text = text.replace("f32", "f64");
+            }
             let program = tile_ir::parse_program(&text)
                 .map_err(|err| TestCaseError::fail(format!("{err}\n{text}")))?;
             let plan = tile_plan::compile(&program, &tile_plan::Options::default())
@@ -73,7 +77,8 @@ fn random_attention_heads_match_the_interpreter() {
             };
             let source = tile_cpu::emit_c(&plan, &opts)
                 .map_err(|err| TestCaseError::fail(format!("{err}\n{text}")))?;
-            prop_assert!(source.contains("tile_gemm_f32("), "{}", text);
+            let helper = if f64 { "tile_gemm_f64(" } else { "tile_gemm_f32(" };
+            prop_assert!(source.contains(helper), "{}", text);
             let module = tile_cpu::compile(&plan, &opts)
                 .map_err(|err| TestCaseError::fail(format!("{err}\n{text}")))?;
             let sizes = Sizes::from([

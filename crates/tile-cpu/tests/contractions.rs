@@ -1,6 +1,7 @@
 //! Random contractions (`sum(k: a * b)` with either operand transposed and
 //! an epilogue: a plain store, a bias, an activation's value and
-//! derivative, a residual read, an in-place update) at random shapes
+//! derivative, a residual read, an in-place update) in `f32` and `f64` at
+//! random shapes
 //! (1, ragged, across the 960-row, 512-column and 256-deep blocks, and an
 //! empty `k`): the plan finds the contraction, the C source tiles it, and
 //! every output matches the FP64 interpreter within `f32` accumulation's
@@ -59,7 +60,12 @@ fn check(text: &str, outputs: &[&str], m: i64, n: i64, kk: i64) -> Result<(), Te
     };
     let source =
         tile_cpu::emit_c(&plan, &opts).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
-    prop_assert!(source.contains("tile_gemm_f32("), "{}", text);
+    let helper = if text.contains("f64[") {
+        "tile_gemm_f64("
+    } else {
+        "tile_gemm_f32("
+    };
+    prop_assert!(source.contains(helper), "{}", text);
     let module =
         tile_cpu::compile(&plan, &opts).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
     let sizes = Sizes::from([("M".into(), m), ("N".into(), n), ("K".into(), kk)]);
@@ -101,16 +107,20 @@ fn random_contractions_match_the_interpreter() {
         prop::sample::select(vec![1i64, 3, 16, 33, 47]),
         prop::sample::select(vec![0i64, 1, 4, 17, 40]),
         0usize..5,
+        any::<bool>(),
     );
     runner
-        .run(&strategy, |(a_t, b_t, which, m, n, kk, big)| {
+        .run(&strategy, |(a_t, b_t, which, m, n, kk, big, f64)| {
             let (m, n, kk) = match big {
                 0 => (961, n.min(16), kk.min(17)),
                 1 => (m, 515, kk.min(17)),
                 2 => (m, n.min(16), 257),
                 _ => (m, n, kk),
             };
-            let text = program(a_t, b_t, which);
+            let mut text = program(a_t, b_t, which);
+            if f64 {
+                text = text.replace("f32", "f64");
+            }
             check(&text, epilogue(which).2, m, n, kk)
         })
         .unwrap_or_else(|e| panic!("{e}"));

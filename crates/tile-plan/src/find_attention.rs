@@ -17,11 +17,11 @@
 //! exponentials by `v` as a second tiled product; then runs
 //! [`Attention::output`] on each row. Each value is the program's, each
 //! reduction in its own order except that the two products accumulate in
-//! `f32`; nothing of size `M x N` is ever in memory.
+//! the program's float type; nothing of size `M x N` is ever in memory.
 //!
 //! A kernel qualifies only in exactly that shape: leading bindings without
 //! a reduction, the three statements above with `F` spelled the same in
-//! all three, `q`, `k` and `v` `f32` matrices read over their whole
+//! all three, `q`, `k` and `v` matrices of the program's float type read over their whole
 //! dimensions (either index order), written by no statement of the kernel,
 //! and `G` reading nothing but `z`, `c`, the row, sizes and the leading
 //! bindings.
@@ -87,9 +87,10 @@ pub fn find_attention(program: &Program, kernels: &mut [Kernel]) {
 }
 
 fn attention(program: &Program, kern: &Kernel) -> Option<Attention> {
+    let dtype = program.float_type();
     if kern.mapping != Mapping::RowReduction
         || kern.domain.len() != 1
-        || program.float_type() != DType::F32
+        || !matches!(dtype, DType::F32 | DType::F64)
     {
         return None;
     }
@@ -252,19 +253,19 @@ fn attention(program: &Program, kern: &Kernel) -> Option<Attention> {
     }
     let scores_row = ScratchRow {
         name: tile_ir::names::generated("att", 0),
-        dtype: DType::F32,
+        dtype,
         lo: Expr::Int(0),
         hi: key.hi.clone(),
     };
     let sum_row = ScratchRow {
         name: tile_ir::names::generated("attz", 0),
-        dtype: DType::F32,
+        dtype,
         lo: Expr::Int(0),
         hi: Expr::Int(1),
     };
     let out_row = ScratchRow {
         name: tile_ir::names::generated("atto", 0),
-        dtype: DType::F32,
+        dtype,
         lo: Expr::Int(0),
         hi: col.hi.clone(),
     };

@@ -10,7 +10,8 @@
 //!   bindings that hold no reduction), with no nested loop or `if` inside,
 //!   and the plan proved the loop's iterations independent (lanes);
 //! - the loop's statements hold exactly one reduction, a `sum` over `k`
-//!   from 0 of the product of two loads of `f32` matrices: one indexed by
+//!   from 0 of the product of two loads of matrices of the program's float
+//!   type (`f32` or `f64`): one indexed by
 //!   `i` and `k` (either order: `a` or `a` transposed), the other by `k`
 //!   and `j` (either order);
 //! - each of those indices runs over exactly its dimension: `i`, `j` and
@@ -55,6 +56,8 @@ pub struct Contraction {
     pub line: u32,
     /// The sum itself, as the program wrote it.
     pub sum: Expr,
+    /// The operands' and products' type (the program's float type).
+    pub dtype: DType,
     /// The kernel's body run on a block of products: the column loop over
     /// `jb..je`, the sum replaced by a read of [`Contraction::scratch`].
     pub epilogue: Vec<Stmt>,
@@ -79,11 +82,12 @@ impl Contraction {
             format!("{}[{k}, {j}]", self.b.buf)
         };
         format!(
-            "sum({k} in 0..{}: {a} * {b}) at line {}, tiled over {i} and {j}; {} statement{} fused as its epilogue; accumulates in f32",
+            "sum({k} in 0..{}: {a} * {b}) at line {}, tiled over {i} and {j}; {} statement{} fused as its epilogue; accumulates in {}",
             self.k.hi,
             self.line,
             self.fused,
-            if self.fused == 1 { "" } else { "s" }
+            if self.fused == 1 { "" } else { "s" },
+            self.dtype.name()
         )
     }
 }
@@ -180,7 +184,8 @@ fn contraction(program: &Program, k: &Kernel) -> Option<Contraction> {
     if k.mapping != Mapping::RowReduction || k.domain.len() != 1 {
         return None;
     }
-    if program.float_type() != DType::F32 {
+    let dtype = program.float_type();
+    if !matches!(dtype, DType::F32 | DType::F64) {
         return None;
     }
     let row = &k.domain[0];
@@ -263,7 +268,7 @@ fn contraction(program: &Program, k: &Kernel) -> Option<Contraction> {
     }
     let scratch = ScratchRow {
         name: tile_ir::names::generated("dot", 0),
-        dtype: DType::F32,
+        dtype,
         lo: Expr::Int(0),
         hi: Expr::Int(CONTRACTION_COLUMNS),
     };
@@ -299,13 +304,14 @@ fn contraction(program: &Program, k: &Kernel) -> Option<Contraction> {
         k: kvar,
         line,
         sum: sum.clone(),
+        dtype,
         epilogue,
         scratch,
         fused: body.len(),
     })
 }
 
-/// `e` as a load of a 2-D `f32` parameter indexed by `outer` and `k` in
+/// `e` as a load of a 2-D parameter of the program's float type indexed by `outer` and `k` in
 /// either order (`transposed`: `[k, outer]`), each running over exactly
 /// its dimension (from 0 to the dimension's extent).
 pub(crate) fn operand(
@@ -318,7 +324,7 @@ pub(crate) fn operand(
         return None;
     };
     let p = program.params.iter().find(|p| &p.name == buf)?;
-    if p.dtype != DType::F32 || p.dims.len() != 2 || idx.len() != 2 {
+    if p.dtype != program.float_type() || p.dims.len() != 2 || idx.len() != 2 {
         return None;
     }
     let is = |e: &Expr, v: &LoopVar| matches!(e, Expr::Var(n) if *n == v.name);
