@@ -246,13 +246,14 @@ impl Case {
                 serde_json::Value::String(s) => match s.as_str() {
                     "M" => Ok(self.shape[0] as u64),
                     "N" => Ok(self.shape[1] as u64),
-                    other => self
-                        .sizes
-                        .get(other)
-                        .map(|&v| v as u64)
-                        .ok_or_else(|| format!("{}: flops names unknown size `{other}`", self.name)),
+                    other => self.sizes.get(other).map(|&v| v as u64).ok_or_else(|| {
+                        format!("{}: flops names unknown size `{other}`", self.name)
+                    }),
                 },
-                other => Err(format!("{}: flops factor {other} is neither a count nor a size", self.name)),
+                other => Err(format!(
+                    "{}: flops factor {other} is neither a count nor a size",
+                    self.name
+                )),
             }
         };
         let mut total: u64 = 0;

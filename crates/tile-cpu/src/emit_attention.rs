@@ -88,8 +88,12 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, a: &Attention) {
     ));
     p.line(format!("if (!tile_scr) TILE_FAIL({site});"));
     p.line(format!("{elem} *const tile_s = ({elem} *)tile_scr;"));
-    p.line(format!("{elem} *const tile_o = tile_s + {ROWS} * tile_lds;"));
-    p.line(format!("{elem} *const tile_z = tile_o + {ROWS} * tile_ldo;"));
+    p.line(format!(
+        "{elem} *const tile_o = tile_s + {ROWS} * tile_lds;"
+    ));
+    p.line(format!(
+        "{elem} *const tile_z = tile_o + {ROWS} * tile_ldo;"
+    ));
     p.line(format!("{elem} *const tile_pb = tile_z + 64;"));
     p.line(format!(
         "{elem} *const tile_pa = tile_pb + {};",

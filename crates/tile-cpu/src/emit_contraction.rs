@@ -46,11 +46,7 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, lowered: &LoweredKernel, c: &Co
     };
     let cols = tile_plan::CONTRACTION_COLUMNS;
     let (elem, size) = scalar(c.dtype);
-    let (tile_b, pack_b, pack_a) = (
-        ROWS * cols * size,
-        DEPTH * cols * size,
-        DEPTH * MR * size,
-    );
+    let (tile_b, pack_b, pack_a) = (ROWS * cols * size, DEPTH * cols * size, DEPTH * MR * size);
     p.line(format!(
         "const int64_t dl0 = {}, dn0 = {};",
         p.size_expr(&row.lo),

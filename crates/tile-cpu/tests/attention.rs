@@ -77,7 +77,11 @@ fn random_attention_heads_match_the_interpreter() {
             };
             let source = tile_cpu::emit_c(&plan, &opts)
                 .map_err(|err| TestCaseError::fail(format!("{err}\n{text}")))?;
-            let helper = if f64 { "tile_gemm_f64(" } else { "tile_gemm_f32(" };
+            let helper = if f64 {
+                "tile_gemm_f64("
+            } else {
+                "tile_gemm_f32("
+            };
             prop_assert!(source.contains(helper), "{}", text);
             let module = tile_cpu::compile(&plan, &opts)
                 .map_err(|err| TestCaseError::fail(format!("{err}\n{text}")))?;

@@ -19,12 +19,15 @@ pub(crate) struct Funcs {
     pub(crate) plain: crate::driver::Handle,
     pub(crate) v4: Option<crate::driver::Handle>,
     pub(crate) rows: Option<crate::driver::Handle>,
+    /// A contraction's tiles (`tile_kN_mm`).
+    pub(crate) mm: Option<crate::driver::Handle>,
     /// A full reduction's second stage (`tile_kN_fin`).
     pub(crate) fin: Option<crate::driver::Handle>,
     /// The most threads per block each entry point may launch with.
     pub(crate) plain_max: u32,
     pub(crate) v4_max: u32,
     pub(crate) rows_max: u32,
+    pub(crate) mm_max: u32,
     pub(crate) fin_max: u32,
 }
 
@@ -127,6 +130,9 @@ pub fn compile(plan: &Plan, opts: &CudaOptions) -> Result<CudaModule, CudaError>
         if k.fin {
             names.push(format!("{}_fin", k.name));
         }
+        if k.mm.is_some() {
+            names.push(format!("{}_mm", k.name));
+        }
     }
     let (_module, handles) = gpu.load_module(&cubin, &names)?;
     let mut funcs = Vec::new();
@@ -139,6 +145,7 @@ pub fn compile(plan: &Plan, opts: &CudaOptions) -> Result<CudaModule, CudaError>
         let v4 = if k.v4.is_some() { it.next() } else { None };
         let rows = if k.rows.is_some() { it.next() } else { None };
         let fin = if k.fin { it.next() } else { None };
+        let mm = if k.mm.is_some() { it.next() } else { None };
         if let Some(f) = rows {
             // More than the default 48 KiB of dynamic shared memory needs
             // the kernel's opt-in; where the driver refuses it, launches
@@ -154,10 +161,12 @@ pub fn compile(plan: &Plan, opts: &CudaOptions) -> Result<CudaModule, CudaError>
             plain,
             v4,
             rows,
+            mm,
             fin,
             plain_max: most(Some(plain))?,
             v4_max: most(v4)?,
             rows_max: most(rows)?,
+            mm_max: most(mm)?,
             fin_max: most(fin)?,
         });
     }

@@ -188,6 +188,25 @@ impl CudaModule {
         if nrows == 0 {
             return Vec::new();
         }
+        // A contraction: a block per tile of products, where the tiles fit
+        // the grid and the entry point takes a block's threads.
+        if let (Some(mm), Some((lo, hi))) = (fs.mm, &self.kernels[n].mm) {
+            let cols = tile_ir::args::eval_int(hi, sizes)
+                .zip(tile_ir::args::eval_int(lo, sizes))
+                .map(|(h, l)| h.saturating_sub(l).max(0));
+            let tile = crate::print_contraction::TILE;
+            if let Some(cols) = cols {
+                let (gx, gy) = ((cols + tile - 1) / tile, (nrows + tile - 1) / tile);
+                let threads = crate::print_contraction::THREADS;
+                if self.opts.tiles
+                    && fs.mm_max >= threads
+                    && (1..1 << 30).contains(&gx)
+                    && (1..=65535).contains(&gy)
+                {
+                    return vec![Shape::one(mm, (gx as u32, gy as u32), threads)];
+                }
+            }
+        }
         let grid = (nrows.clamp(1, 1 << 20) as u32, 1);
         match (fs.rows, self.staging_bytes(n, sizes)) {
             (Some(staged), Some((bytes, longest)))

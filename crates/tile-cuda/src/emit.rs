@@ -20,6 +20,9 @@
 //! - `row_reduction`: one block per row ([`crate::print_rows`]), and where
 //!   the rows it reads whole fit in shared memory a second entry point
 //!   (`tile_kN_rows`, [`crate::stage_rows`]) that stages them there.
+//!   A row kernel that is a contraction has a third entry point
+//!   (`tile_kN_mm`, [`crate::print_contraction`]): a tile of products per
+//!   block of threads, then the epilogue on each.
 //! - `serial`: one thread runs the statements in program order.
 //!
 //! Parameters are `__restrict__`: the runtime gives each parameter its own
@@ -41,6 +44,8 @@ pub(crate) const KERNEL_SITES: i32 = 1_000_000;
 pub(crate) const V4_SITE_BASE: i32 = 100_000;
 /// Offset of the `_rows` entry points' sites within a kernel's.
 pub(crate) const ROWS_SITE_BASE: i32 = 200_000;
+/// Offset of the `_mm` entry points' sites within a kernel's.
+pub(crate) const MM_SITE_BASE: i32 = 300_000;
 
 /// Per kernel: what the runtime needs to launch it.
 #[derive(Clone, Debug)]
@@ -57,6 +62,11 @@ pub(crate) struct KernelInfo {
     pub rows: Option<RowEntry>,
     /// Failure sites of the `_rows` entry point.
     pub rows_sites: Vec<Site>,
+    /// Present when a `_mm` entry point exists (a contraction): its
+    /// columns' range, which sizes the grid with the rows.
+    pub mm: Option<(tile_ir::Expr, tile_ir::Expr)>,
+    /// Failure sites of the `_mm` entry point.
+    pub mm_sites: Vec<Site>,
     /// Whether a `_fin` entry point follows (a full reduction's second
     /// stage; its sites are the plain entry point's).
     pub fin: bool,
@@ -123,6 +133,8 @@ pub(crate) fn emit(plan: &Plan, unroll: Unroll) -> Result<Emitted, CudaError> {
             v4_sites: vec![],
             rows: None,
             rows_sites: vec![],
+            mm: None,
+            mm_sites: vec![],
             fin: k.mapping == Mapping::FullReduction,
             check_then_wait: lowered.check_then_wait,
         };
@@ -164,6 +176,23 @@ pub(crate) fn emit(plan: &Plan, unroll: Unroll) -> Result<Emitted, CudaError> {
                 }
             }
         }
+        if let Some(c) = &lowered.contraction {
+            let printed = kernel(
+                program,
+                &index,
+                k,
+                &lowered,
+                Entry::Tiled,
+                base + MM_SITE_BASE,
+                unroll,
+            );
+            if printed.errors.is_empty() {
+                source.push('\n');
+                source.push_str(&printed.code);
+                info.mm = Some((c.col.lo.clone(), c.col.hi.clone()));
+                info.mm_sites = printed.sites;
+            }
+        }
         kernels.push(info);
     }
     Ok(Emitted { source, kernels })
@@ -183,6 +212,8 @@ enum Entry {
     Vec4,
     /// Rows staged in shared memory (`tile_kN_rows`).
     Rows,
+    /// A contraction's tiles of products (`tile_kN_mm`).
+    Tiled,
 }
 
 fn kernel(
@@ -219,6 +250,7 @@ fn kernel(
             Entry::Plain => "",
             Entry::Vec4 => " (4 elements per thread, 16-byte accesses)",
             Entry::Rows => " (rows staged in shared memory)",
+            Entry::Tiled => " (a tile of products per block, then the epilogue)",
         },
         k.mapping.name(),
         over,
@@ -229,6 +261,7 @@ fn kernel(
         Entry::Plain => symbol(k),
         Entry::Vec4 => format!("{}_v4", symbol(k)),
         Entry::Rows => format!("{}_rows", symbol(k)),
+        Entry::Tiled => format!("{}_mm", symbol(k)),
     };
     p.open(format!(
         "extern \"C\" __global__ void {name}(const TileArgs a)"
@@ -239,6 +272,10 @@ fn kernel(
         format!("a.A[{i}]")
     });
     match k.mapping {
+        Mapping::RowReduction if entry == Entry::Tiled => match &lowered.contraction {
+            Some(c) => crate::print_contraction::print(&mut p, k, c),
+            None => p.refuse(format!("kernel {} has no contraction", k.name)),
+        },
         Mapping::ElementGrid | Mapping::Split if v4 => {
             let manual_sites = site_base + V4_SITE_BASE;
             tile_emit::gpu::element_grid_v4(&mut p, k, unroll.quads, manual_sites)

@@ -2,7 +2,7 @@
 //! site it names, as the error the CPU target reports for the same site.
 
 use crate::compile::CudaModule;
-use crate::emit::{KERNEL_SITES, ROWS_SITE_BASE, V4_SITE_BASE};
+use crate::emit::{KERNEL_SITES, MM_SITE_BASE, ROWS_SITE_BASE, V4_SITE_BASE};
 use crate::runtime::DeviceBuffer;
 use crate::CudaError;
 
@@ -32,7 +32,11 @@ impl CudaModule {
                 },
             };
             let index = |base: i32| (within - base - 1) as usize;
-            if within > ROWS_SITE_BASE {
+            if within > MM_SITE_BASE {
+                if let Some(s) = info.mm_sites.get(index(MM_SITE_BASE)) {
+                    return Err(out(s));
+                }
+            } else if within > ROWS_SITE_BASE {
                 if let Some(s) = info.rows_sites.get(index(ROWS_SITE_BASE)) {
                     return Err(out(s));
                 }

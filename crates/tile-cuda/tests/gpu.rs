@@ -710,3 +710,62 @@ fn nan_in_max_and_min_matches_the_interpreter() {
         }
     }
 }
+
+/// Random contractions (either operand transposed, five epilogues, `f32`
+/// and `f64`) at shapes across the 128 x 128 tiles and the 8-deep slices,
+/// 1-element and empty `k` included: the tiled entry point (`_mm`) matches
+/// the FP64 interpreter within `f32` accumulation's error.
+#[test]
+fn random_contractions_match_the_interpreter() {
+    if !gpu_or_skip("random_contractions_match_the_interpreter") {
+        return;
+    }
+    let mut runner = proptest::test_runner::TestRunner::new(proptest::test_runner::Config {
+        cases: 48,
+        failure_persistence: None,
+        ..Default::default()
+    });
+    let strategy = (
+        any::<bool>(),
+        any::<bool>(),
+        0usize..5,
+        prop::sample::select(vec![1i64, 7, 128, 129, 300]),
+        prop::sample::select(vec![1i64, 5, 128, 131, 257]),
+        prop::sample::select(vec![0i64, 1, 8, 9, 70]),
+        any::<bool>(),
+    );
+    runner
+        .run(&strategy, |(a_t, b_t, which, m, n, kk, f64)| {
+            let (mut text, outputs) = fixture::contraction(a_t, b_t, which);
+            if f64 {
+                text = text.replace("f32", "f64");
+            }
+            let program = tile_ir::parse_program(&text).unwrap();
+            let plan = compile(&program, &Options::default()).unwrap();
+            let source =
+                tile_cuda::emit_cuda(&plan).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            prop_assert!(source.contains("tile_k0_mm("), "{}", text);
+            let module = tile_cuda::compile(&plan, &Default::default())
+                .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+            let sizes = Sizes::from([("M".into(), m), ("N".into(), n), ("K".into(), kk)]);
+            let args = fixture::arguments(&program, &sizes).unwrap();
+            let mut want = args.clone();
+            interp::interpret(&program, &mut want, &sizes).unwrap();
+            let mut got = args;
+            module
+                .run(&mut got, &sizes)
+                .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+            let atol = 1e-5 * (kk + 1) as f64;
+            for out in outputs {
+                for e in 0..want[*out].len() {
+                    let (g, w) = (got[*out].get_f64(e), want[*out].get_f64(e));
+                    prop_assert!(
+                        (g - w).abs() <= atol + 1e-4 * w.abs(),
+                        "{out}[{e}] = {g}, interpreter {w}, M={m} N={n} K={kk}\n{text}"
+                    );
+                }
+            }
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+}

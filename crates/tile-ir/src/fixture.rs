@@ -16,6 +16,45 @@ pub fn input_value(k: usize, seed: usize) -> f64 {
     (t - t.floor()) * 2.0 - 1.0 + 1e-3 * (k as f64).sin()
 }
 
+/// A contraction's epilogue: the statements of the loop over `j`, using `z` bound to
+/// the product (and the outputs they write).
+fn contraction_epilogue(which: usize) -> (&'static str, &'static str, &'static [&'static str]) {
+    match which {
+        0 => ("", "y[i, j] = z", &["y"]),
+        1 => (", bias: in f32[N]", "y[i, j] = z + bias[j]", &["y"]),
+        2 => (
+            ", bias: in f32[N], dy: out f32[M, N]",
+            "u = z + bias[j]\n      t = tanh(0.7978845608 * (u + 0.044715 * u * u * u))\n      y[i, j] = 0.5 * u * (1.0 + t)\n      dy[i, j] = 0.5 * (1.0 + t) + 0.5 * u * (1.0 - t * t) * 0.7978845608 * (1.0 + 0.134145 * u * u)",
+            &["y", "dy"],
+        ),
+        3 => (", r: in f32[M, N]", "y[i, j] = max(z, 0.0) + r[i, j] * 0.5", &["y"]),
+        _ => (", s: in f32[M]", "y[i, j] = sigmoid(z) * s[i] + f32(K) * 0.001", &["y"]),
+    }
+}
+
+/// A contraction for property tests: `z = sum(k in 0..K: a * b)` with
+/// either operand transposed (`a_t`, `b_t`) and epilogue `which` (0..5: a
+/// plain store, a bias, GELU's value and derivative, a residual read with
+/// `max`, `sigmoid` times a row vector plus `f32(K)`); the program's text
+/// and its outputs.
+pub fn contraction(a_t: bool, b_t: bool, which: usize) -> (String, &'static [&'static str]) {
+    let (a_decl, a_at) = if a_t {
+        ("a: in f32[K, M]", "a[k, i]")
+    } else {
+        ("a: in f32[M, K]", "a[i, k]")
+    };
+    let (b_decl, b_at) = if b_t {
+        ("b: in f32[N, K]", "b[j, k]")
+    } else {
+        ("b: in f32[K, N]", "b[k, j]")
+    };
+    let (extra, body, outputs) = contraction_epilogue(which);
+    let text = format!(
+        "program c({a_decl}, {b_decl}, y: out f32[M, N]{extra}) {{\n  for i in 0..M, j in 0..N {{\n      z = sum(k in 0..K: {a_at} * {b_at})\n      {body}\n  }}\n}}\n"
+    );
+    (text, outputs)
+}
+
 /// The sentinel initial content of written parameters.
 pub fn sentinel_value(k: usize) -> f64 {
     -100.0 - (k % 7) as f64

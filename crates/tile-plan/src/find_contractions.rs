@@ -63,6 +63,11 @@ pub struct Contraction {
     pub epilogue: Vec<Stmt>,
     /// The scratch row of products the epilogue reads.
     pub scratch: ScratchRow,
+    /// The epilogue for one element `(i, j)`, the product bound to
+    /// [`Contraction::value_name`]: the leading bindings, then the loop's
+    /// statements with the sum replaced by that name (what a GPU thread
+    /// runs for each product it holds).
+    pub per_element: Vec<Stmt>,
     /// The epilogue's statements, as `tile plan` names what was fused.
     pub fused: usize,
 }
@@ -102,6 +107,11 @@ pub fn contraction_block_names() -> (String, String) {
 }
 
 impl Contraction {
+    /// The name [`Contraction::per_element`] reads the product by.
+    pub fn value_name() -> String {
+        tile_ir::names::generated("dotv", 0)
+    }
+
     /// What a target that tiles the contraction runs for one row, as
     /// statements: each block of columns (`jb..je`, [`CONTRACTION_COLUMNS`]
     /// wide) fills the scratch row with its products, then runs the
@@ -287,6 +297,14 @@ fn contraction(program: &Program, k: &Kernel) -> Option<Contraction> {
             replace_reduction(value, &read);
         }
     }
+    let mut per_element = lets.to_vec();
+    for s in body {
+        let mut s = s.clone();
+        if let Stmt::Let { value, .. } | Stmt::Store { value, .. } = &mut s {
+            replace_reduction(value, &Expr::var(&Contraction::value_name()));
+        }
+        per_element.push(s);
+    }
     let mut epilogue = lets.to_vec();
     epilogue.push(Stmt::For {
         vars: vec![LoopVar {
@@ -307,6 +325,7 @@ fn contraction(program: &Program, k: &Kernel) -> Option<Contraction> {
         dtype,
         epilogue,
         scratch,
+        per_element,
         fused: body.len(),
     })
 }

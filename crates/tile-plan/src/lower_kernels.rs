@@ -38,7 +38,7 @@ pub fn lower_kernel(
     // owns a scratch buffer). A target without one runs the plan's body
     // in its general entry point.
     let contraction = k.contraction.as_ref().filter(|_| target.tiles_contractions);
-    let attention = k.attention.as_ref().filter(|_| target.tiles_contractions);
+    let attention = k.attention.as_ref().filter(|_| target.tiles_attention);
     let (form, body, scratch) = match (target.vectors, &k.cached, &k.interchanged) {
         _ if attention.is_some() => {
             let a = attention.expect("checked");
@@ -46,7 +46,7 @@ pub fn lower_kernel(
             body.extend(a.output.iter().cloned());
             (Form::Attention, body, a.scratch.clone())
         }
-        _ if contraction.is_some() => {
+        _ if contraction.is_some() && target.vectors => {
             let c = contraction.expect("checked");
             (
                 Form::Contraction,
@@ -182,7 +182,19 @@ pub fn lower_kernel(
     // Every body a lowered kernel runs verifies (debug builds).
     if cfg!(debug_assertions) {
         let blocks = form == Form::Interchanged && k.mapping == Mapping::ColumnReduction;
-        crate::verify_kernels::verify_body("lower_kernels", program, k, &body, &scratch, blocks);
+        // A contraction's epilogue and an attention head's bodies need
+        // their blocks' names bound: verify_kernels.rs checks them with
+        // the plan, in their own wrappers.
+        if !matches!(form, Form::Contraction | Form::Attention) {
+            crate::verify_kernels::verify_body(
+                "lower_kernels",
+                program,
+                k,
+                &body,
+                &scratch,
+                blocks,
+            );
+        }
         for e in &entries {
             if let Entry::Rows(r) = e {
                 crate::verify_kernels::verify_body(

@@ -120,6 +120,22 @@ pub(crate) fn verify_kernels(pass: &str, program: &Program, kernels: &[Kernel]) 
                 false,
             );
         }
+        if let Some(c) = &k.contraction {
+            // One element: the column loop, the product bound first.
+            let span = Span::default();
+            let mut inner = vec![Stmt::Let {
+                name: crate::Contraction::value_name(),
+                value: c.sum.clone(),
+                span,
+            }];
+            inner.extend(c.per_element.iter().cloned());
+            let body = vec![Stmt::For {
+                vars: vec![c.col.clone()],
+                body: inner,
+                span,
+            }];
+            verify_body(pass, program, k, &body, &[], false);
+        }
         if let Some(a) = &k.attention {
             verify_body(pass, program, k, &a.scores, &a.scratch, false);
             verify_body(pass, program, k, &a.output, &a.scratch, false);
