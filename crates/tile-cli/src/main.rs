@@ -386,7 +386,8 @@ fn dispatch(cmd: Command) -> Result<(), String> {
                 SourceTarget::Cpu => tile_cpu::emit_c(&plan, &tile_cpu::CpuOptions::default())
                     .map_err(|e| format!("error: {e}"))?,
                 SourceTarget::Cuda => {
-                    tile_cuda::emit_cuda(&plan).map_err(|e| format!("error: {e}"))?
+                    tile_cuda::emit_cuda_with(&plan, &tile_cuda::CudaOptions::default())
+                        .map_err(|e| format!("error: {e}"))?
                 }
                 SourceTarget::Wgpu => {
                     tile_wgpu::emit_wgsl(&plan).map_err(|e| format!("{file}: error: {e}"))?

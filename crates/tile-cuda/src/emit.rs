@@ -89,7 +89,7 @@ pub(crate) const DEFAULT_UNROLL: Unroll = Unroll {
 };
 
 /// Prints the CUDA C for `plan`.
-pub(crate) fn emit(plan: &Plan, unroll: Unroll) -> Result<Emitted, CudaError> {
+pub(crate) fn emit(plan: &Plan, unroll: Unroll, tiles: bool) -> Result<Emitted, CudaError> {
     let unroll = Unroll {
         quads: unroll.quads.max(1),
         rows: unroll.rows.max(1),
@@ -109,7 +109,7 @@ pub(crate) fn emit(plan: &Plan, unroll: Unroll) -> Result<Emitted, CudaError> {
             i32::MAX / KERNEL_SITES - 1
         )));
     }
-    let target = tile_plan::kernel_ir::Target::cuda(unroll.held);
+    let target = tile_plan::kernel_ir::Target::cuda(unroll.held).with_tiles(tiles);
     for (n, k) in plan.kernels.iter().enumerate() {
         let base = n as i32 * KERNEL_SITES;
         // Every choice is the lowering's: the entry points, the rows they
@@ -337,7 +337,7 @@ mod tests {
         let text = "program s(x: in f32[M, N], b: in f32[M], y: out f32[M, N]) {\n  for i in 0..M, j in 0..N {\n    y[i, j] = x[i, j] * 2.0 + b[i]\n  }\n}";
         let program = tile_ir::parse_program(text).unwrap();
         let plan = tile_plan::compile(&program, &tile_plan::Options::default()).unwrap();
-        let e = emit(&plan, DEFAULT_UNROLL).unwrap();
+        let e = emit(&plan, DEFAULT_UNROLL, false).unwrap();
         assert!(e.kernels[0].v4.is_some(), "a _v4 entry point");
         let most = e
             .source

@@ -102,7 +102,7 @@ pub enum CudaError {
 /// The CUDA C source for `plan` (needs no GPU). Deterministic: the same
 /// plan gives the same bytes.
 pub fn emit_cuda(plan: &tile_plan::Plan) -> Result<String, CudaError> {
-    emit::emit(plan, emit::DEFAULT_UNROLL).map(|e| e.source)
+    emit::emit(plan, emit::DEFAULT_UNROLL, false).map(|e| e.source)
 }
 
 /// What the CUDA back end prints for `plan` under `opts`, every choice
@@ -110,12 +110,12 @@ pub fn emit_cuda(plan: &tile_plan::Plan) -> Result<String, CudaError> {
 pub fn lower_cuda(plan: &tile_plan::Plan, opts: &CudaOptions) -> tile_plan::kernel_ir::Lowered {
     tile_plan::lower_kernels(
         plan,
-        tile_plan::kernel_ir::Target::cuda(opts.unrolls().held),
+        tile_plan::kernel_ir::Target::cuda(opts.unrolls().held).with_tiles(opts.tiles),
     )
 }
 
 /// The CUDA C for `plan` under `opts` (the unroll factors change the
 /// loops printed).
 pub fn emit_cuda_with(plan: &tile_plan::Plan, opts: &CudaOptions) -> Result<String, CudaError> {
-    emit::emit(plan, opts.unrolls()).map(|e| e.source)
+    emit::emit(plan, opts.unrolls(), opts.tiles).map(|e| e.source)
 }

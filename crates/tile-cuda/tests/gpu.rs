@@ -742,10 +742,14 @@ fn random_contractions_match_the_interpreter() {
             }
             let program = tile_ir::parse_program(&text).unwrap();
             let plan = compile(&program, &Options::default()).unwrap();
-            let source =
-                tile_cuda::emit_cuda(&plan).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let opts = tile_cuda::CudaOptions {
+                tiles: true,
+                ..Default::default()
+            };
+            let source = tile_cuda::emit_cuda_with(&plan, &opts)
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
             prop_assert!(source.contains("tile_k0_mm("), "{}", text);
-            let module = tile_cuda::compile(&plan, &Default::default())
+            let module = tile_cuda::compile(&plan, &opts)
                 .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
             let sizes = Sizes::from([("M".into(), m), ("N".into(), n), ("K".into(), kk)]);
             let args = fixture::arguments(&program, &sizes).unwrap();

@@ -216,10 +216,21 @@ impl Target {
             held_quads,
             barriers: true,
             slice_unroll: SLICE_UNROLL,
-            // The `_mm` entry point is printed and tested but not yet
-            // verified on a GPU: off until it is.
+            // Off by default until the `_mm` entry point is verified on
+            // a GPU ([`Target::with_tiles`] turns it on).
             tiles_contractions: false,
             tiles_attention: false,
+        }
+    }
+}
+
+impl Target {
+    /// This target with contractions tiled or not
+    /// ([`Target::tiles_contractions`]).
+    pub fn with_tiles(self, tiles: bool) -> Target {
+        Target {
+            tiles_contractions: tiles,
+            ..self
         }
     }
 }
