@@ -64,7 +64,7 @@ static inline tile_vi64 tile_iota_vi64(void) {
 static inline tile_vf32 tile_gemm_ld(const float *p) { tile_vf32 v; __builtin_memcpy(&v, p, sizeof v); return v; }
 static inline void tile_gemm_st(float *p, tile_vf32 v) { __builtin_memcpy(p, &v, sizeof v); }
 static inline void tile_gemm_micro(int64_t kc, const float *restrict pa, const float *restrict pb,
-                                   float *restrict t, int64_t ldt, int first) {
+                                   int64_t ldb, float *restrict t, int64_t ldt, int first) {
   tile_vf32 c0[TILE_GEMM_MR], c1[TILE_GEMM_MR];
 #pragma GCC unroll 6
   for (int r = 0; r < TILE_GEMM_MR; r++) {
@@ -72,7 +72,7 @@ static inline void tile_gemm_micro(int64_t kc, const float *restrict pa, const f
     else { c0[r] = tile_gemm_ld(t + r * ldt); c1[r] = tile_gemm_ld(t + r * ldt + TILE_L); }
   }
   for (int64_t k = 0; k < kc; k++) {
-    const tile_vf32 b0 = tile_gemm_ld(pb + k * TILE_GEMM_NR), b1 = tile_gemm_ld(pb + k * TILE_GEMM_NR + TILE_L);
+    const tile_vf32 b0 = tile_gemm_ld(pb + k * ldb), b1 = tile_gemm_ld(pb + k * ldb + TILE_L);
 #pragma GCC unroll 6
     for (int r = 0; r < TILE_GEMM_MR; r++) {
       const tile_vf32 av = (tile_vf32){0} + pa[k * TILE_GEMM_MR + r];
@@ -95,11 +95,15 @@ static void tile_gemm_f32(int64_t mb, int64_t nb, int64_t kk,
       for (int64_t j = 0; j < nb; j++) t[i * ldt + j] = 0.0f;
     return;
   }
+  /* A few rows read a row-major right operand in place: packing it would
+     cost as much as the products (its ragged last panel is still packed). */
+  const int direct = bcs == 1 && mb <= 2 * TILE_GEMM_MR;
   for (int64_t pc = 0; pc < kk; pc += TILE_GEMM_KC) {
     const int64_t kc = kk - pc < TILE_GEMM_KC ? kk - pc : TILE_GEMM_KC;
     for (int64_t jr = 0; jr < nb; jr += TILE_GEMM_NR) {
       float *restrict q = pb + jr * kc;
       const int64_t nr = nb - jr < TILE_GEMM_NR ? nb - jr : TILE_GEMM_NR;
+      if (direct && nr == TILE_GEMM_NR) continue;
       if (bcs == 1) {
         for (int64_t k = 0; k < kc; k++) {
           const float *restrict s = b + (pc + k) * bks + jr;
@@ -127,8 +131,12 @@ static void tile_gemm_f32(int64_t mb, int64_t nb, int64_t kk,
           for (int64_t r = 0; r < TILE_GEMM_MR; r++) pa[k * TILE_GEMM_MR + r] = r < mr ? s[r * ars] : 0.0f;
         }
       }
-      for (int64_t jr = 0; jr < nb; jr += TILE_GEMM_NR)
-        tile_gemm_micro(kc, pa, pb + jr * kc, t + ir * ldt + jr, ldt, pc == 0);
+      for (int64_t jr = 0; jr < nb; jr += TILE_GEMM_NR) {
+        if (direct && nb - jr >= TILE_GEMM_NR)
+          tile_gemm_micro(kc, pa, b + pc * bks + jr, bks, t + ir * ldt + jr, ldt, pc == 0);
+        else
+          tile_gemm_micro(kc, pa, pb + jr * kc, TILE_GEMM_NR, t + ir * ldt + jr, ldt, pc == 0);
+      }
     }
   }
 }
