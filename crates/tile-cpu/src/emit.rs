@@ -158,7 +158,7 @@ fn print_kernel(
             element_grid(&mut p, k, inner_lanes)
         }
         Mapping::RowReduction if lowered.form == Form::Contraction => match &lowered.contraction {
-            Some(c) => crate::emit_contraction::print(&mut p, k, lowered, c),
+            Some(c) => crate::emit_contraction::print(&mut p, k, lowered, c, false),
             None => p.refuse(format!("kernel {} has no contraction", k.name)),
         },
         Mapping::RowReduction if lowered.form == Form::Attention => match &lowered.attention {
@@ -198,6 +198,26 @@ fn print_kernel(
         },
     }
     p.close();
+    // A contraction's second function: every row, over chunks of columns
+    // (the runtime's pick when the rows are too few to share).
+    if let (Form::Contraction, Some(c)) = (lowered.form, &lowered.contraction) {
+        p.line(format!(
+            "/* {}_cols: every row, over chunks of {} columns */",
+            k.name,
+            crate::emit_contraction::CHUNK
+        ));
+        p.open(format!(
+            "void {}_cols(int64_t lo, int64_t hi, const int64_t *restrict S, void *const *restrict A, int32_t *restrict err)",
+            symbol(k)
+        ));
+        let depth = p.scope_len();
+        p.declare_arguments(&params, &k.stores, &|n| format!("S[{n}]"), &|i| {
+            format!("A[{i}]")
+        });
+        crate::emit_contraction::print(&mut p, k, lowered, c, true);
+        p.truncate_scope(depth);
+        p.close();
+    }
     if let Some(f) = &full {
         f.print_finish(&mut p, k, &params);
     } else if k.mapping == Mapping::FullReduction {

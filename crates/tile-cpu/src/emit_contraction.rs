@@ -37,9 +37,21 @@ pub(crate) fn scratch(c: &Contraction) -> Vec<ScratchRow> {
     ]
 }
 
+/// Columns per work item of a contraction's `_cols` function (a multiple
+/// of every register tile's width).
+pub(crate) const CHUNK: i64 = 128;
+
 /// Prints the body of a contraction kernel's C function (its arguments
-/// already declared): `k`'s row slice `[lo, hi)`.
-pub(crate) fn print(p: &mut Printer, k: &Kernel, lowered: &LoweredKernel, c: &Contraction) {
+/// already declared): `k`'s row slice `[lo, hi)`, or with `columns` (the
+/// `_cols` function, for few rows) every row over the column chunks
+/// `[lo, hi)` of [`CHUNK`] columns.
+pub(crate) fn print(
+    p: &mut Printer,
+    k: &Kernel,
+    lowered: &LoweredKernel,
+    c: &Contraction,
+    columns: bool,
+) {
     let Some(row) = k.domain.first() else {
         p.refuse(format!("contraction kernel {} has no row variable", k.name));
         return;
@@ -79,7 +91,11 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, lowered: &LoweredKernel, c: &Co
     // offsets: row-major boxes from 0 (find_contractions requires it).
     let (a_at, a_rs, a_ks) = left(&c.a, "tile_ib");
     let (b_at, b_ks, b_cs) = right(&c.b, "tile_jb");
-    p.line("const int64_t rs = dl0 + lo, re = dl0 + hi;");
+    p.line(if columns {
+        format!("const int64_t rs = dl0, re = dl0 + dn0, tile_cs = lo * {CHUNK}, tile_ce = tile_n - tile_cs < (hi - lo) * {CHUNK} ? tile_n : hi * {CHUNK};")
+    } else {
+        "const int64_t rs = dl0 + lo, re = dl0 + hi, tile_cs = 0, tile_ce = tile_n;".to_string()
+    });
     p.open(format!(
         "for (int64_t tile_ib = rs; tile_ib < re; tile_ib += {ROWS})"
     ));
@@ -87,10 +103,10 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, lowered: &LoweredKernel, c: &Co
         "const int64_t tile_ie = re - tile_ib < {ROWS} ? re : tile_ib + {ROWS};"
     ));
     p.open(format!(
-        "for (int64_t tile_jb = 0; tile_jb < tile_n; tile_jb += {cols})"
+        "for (int64_t tile_jb = tile_cs; tile_jb < tile_ce; tile_jb += {cols})"
     ));
     p.line(format!(
-        "const int64_t tile_je = tile_n - tile_jb < {cols} ? tile_n : tile_jb + {cols};"
+        "const int64_t tile_je = tile_ce - tile_jb < {cols} ? tile_ce : tile_jb + {cols};"
     ));
     p.line(format!(
         "{gemm}(tile_ie - tile_ib, tile_je - tile_jb, tile_k, {a_at}, {a_rs}, {a_ks}, {b_at}, {b_ks}, {b_cs}, tile_tile, {cols}, tile_pb, tile_pa);"

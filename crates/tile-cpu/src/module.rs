@@ -26,6 +26,9 @@ struct Loaded {
     f: KernelFn,
     /// A full reduction's second function (`tile_kN_fin`).
     fin: Option<KernelFn>,
+    /// A contraction's function over chunks of columns (`tile_kN_cols`)
+    /// and its columns' range.
+    cols: Option<(KernelFn, tile_ir::Expr, tile_ir::Expr)>,
     /// Parameters passed, in order, as indices into the program's.
     params: Vec<usize>,
     sites: Vec<Site>,
@@ -91,9 +94,23 @@ impl CpuModule {
             } else {
                 None
             };
+            let cols = match &k.contraction {
+                Some(c) => {
+                    let sym = format!("{sym}_cols");
+                    // SAFETY: as above.
+                    let f = unsafe {
+                        *library
+                            .get::<KernelFn>(sym.as_bytes())
+                            .map_err(|e| CpuError::Load(format!("{sym}: {e}")))?
+                    };
+                    Some((f, c.col.lo.clone(), c.col.hi.clone()))
+                }
+                None => None,
+            };
             kernels.push(Loaded {
                 f,
                 fin,
+                cols,
                 params: k
                     .params_in(&plan.program, &index)
                     .iter()
@@ -216,6 +233,7 @@ impl CpuModule {
             })
         };
         let mut kernels = Vec::with_capacity(self.kernels.len());
+        let mut col_chunks = Vec::with_capacity(self.kernels.len());
         for (k, loaded) in self.plan.kernels.iter().zip(&self.kernels) {
             // Scratch rows are memory Tile allocates: sized on the host,
             // under the ceiling, before any kernel runs.
@@ -236,6 +254,17 @@ impl CpuModule {
                 .map(|&p| numel(p))
                 .fold(total, i64::max);
             kernels.push((total, work));
+            // A contraction whose rows are too few to keep the threads
+            // busy (under 48 a thread) splits its columns instead.
+            let chunks = loaded.cols.as_ref().and_then(|(_, lo, hi)| {
+                let n = tile_ir::args::eval_int(hi, sizes)?
+                    .checked_sub(tile_ir::args::eval_int(lo, sizes)?)?;
+                let chunks = n.checked_add(crate::emit_contraction::CHUNK - 1)?
+                    / crate::emit_contraction::CHUNK;
+                (self.threads > 1 && total < 48 * self.threads as i64 && chunks >= 2)
+                    .then_some(chunks)
+            });
+            col_chunks.push(chunks);
         }
         let proven = Arc::new(Proven {
             symbols: program
@@ -244,6 +273,7 @@ impl CpuModule {
                 .map(|s| sizes.get(s).copied().unwrap_or(0))
                 .collect(),
             kernels,
+            col_chunks,
             may_fail: proof.checks_may_fail,
         });
         if let Ok(mut p) = self.proven.lock() {
@@ -315,16 +345,22 @@ impl CpuModule {
     /// # Safety
     /// As [`CpuModule::launch_all`].
     unsafe fn launch_kernels(&self, proven: &Proven, ptrs: &[*mut u8]) -> Result<(), CpuError> {
-        for ((k, loaded), &(total, work)) in self
+        for (((k, loaded), &(rows, work)), chunks) in self
             .plan
             .kernels
             .iter()
             .zip(&self.kernels)
             .zip(&proven.kernels)
+            .zip(&proven.col_chunks)
         {
-            if total == 0 {
+            if rows == 0 {
                 continue;
             }
+            // A contraction with few rows runs over chunks of columns.
+            let (f, total) = match (chunks, &loaded.cols) {
+                (Some(n), Some((cols, _, _))) => (*cols, *n),
+                _ => (loaded.f, rows),
+            };
             let mut args: Vec<*mut c_void> = loaded
                 .params
                 .iter()
@@ -338,7 +374,7 @@ impl CpuModule {
             }
             let err = AtomicI32::new(0);
             let call = Call {
-                f: loaded.f,
+                f,
                 sizes: proven.symbols.as_ptr(),
                 args: args.as_ptr(),
                 err: err.as_ptr(),
@@ -426,6 +462,9 @@ impl CpuModule {
 struct Proven {
     symbols: Vec<i64>,
     kernels: Vec<(i64, i64)>,
+    /// Per kernel: the chunks of columns a contraction with too few rows
+    /// to share runs over instead (its `_cols` function), else `None`.
+    col_chunks: Vec<Option<i64>>,
     /// Whether a check the kernels print may fail at these sizes
     /// ([`tile_plan::RangeProof`]): then they run on copies.
     may_fail: bool,
