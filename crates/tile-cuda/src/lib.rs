@@ -102,7 +102,7 @@ pub enum CudaError {
 /// The CUDA C source for `plan` (needs no GPU). Deterministic: the same
 /// plan gives the same bytes.
 pub fn emit_cuda(plan: &tile_plan::Plan) -> Result<String, CudaError> {
-    emit::emit(plan, emit::DEFAULT_UNROLL, false).map(|e| e.source)
+    emit::emit(plan, emit::DEFAULT_UNROLL, true).map(|e| e.source)
 }
 
 /// What the CUDA back end prints for `plan` under `opts`, every choice

@@ -39,8 +39,8 @@ pub struct CudaOptions {
     /// elements of a column, a power of two from 1 to 32. Launches round it
     /// down to a power of two in 1..=32.
     pub col_slices: Option<u32>,
-    /// Print and run contractions' tiled entry points (`_mm`;
-    /// `TILE_CUDA_TILES=1`). Off by default until verified on a GPU.
+    /// Print and run contractions' tiled entry points (`_mm`, `_mm64`;
+    /// `TILE_CUDA_TILES=0` runs contractions as row kernels).
     pub tiles: bool,
 }
 
@@ -88,7 +88,7 @@ impl Default for CudaOptions {
                 .ok()
                 .and_then(|v| v.parse::<u32>().ok())
                 .filter(|b| *b > 0),
-            tiles: std::env::var("TILE_CUDA_TILES").is_ok_and(|v| v == "1"),
+            tiles: std::env::var("TILE_CUDA_TILES").map_or(true, |v| v != "0"),
         }
     }
 }

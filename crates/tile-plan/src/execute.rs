@@ -103,12 +103,21 @@ pub fn execute_lowered(
         };
         // A tiled contraction: each block of columns' products, then the
         // epilogue on them.
+        // (On a GPU the same products come a tile per block: the same
+        // values, replayed the same way, with the scratch row they need.)
         let by_blocks = lk
             .contraction
             .as_ref()
-            .map(|c| c.row_by_blocks())
-            .or_else(|| lk.attention.as_ref().map(|a| a.row_in_steps()));
-        let body = by_blocks.as_deref().unwrap_or(body);
+            .map(|c| (c.row_by_blocks(), vec![c.scratch.clone()]))
+            .or_else(|| {
+                lk.attention
+                    .as_ref()
+                    .map(|a| (a.row_in_steps(), a.scratch.clone()))
+            });
+        let (body, scratch) = match &by_blocks {
+            Some((b, s)) => (&b[..], &s[..]),
+            None => (&body[..], scratch),
+        };
         let work = Work {
             body,
             scratch,

@@ -216,9 +216,9 @@ impl Target {
             held_quads,
             barriers: true,
             slice_unroll: SLICE_UNROLL,
-            // Off by default until the `_mm` entry point is verified on
-            // a GPU ([`Target::with_tiles`] turns it on).
-            tiles_contractions: false,
+            // Printed as entry points beside the row kernel; the runtime
+            // may turn them off ([`Target::with_tiles`]).
+            tiles_contractions: true,
             tiles_attention: false,
         }
     }
