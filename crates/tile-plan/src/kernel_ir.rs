@@ -872,9 +872,17 @@ impl fmt::Display for Lowered {
             writeln!(f, "  {} {}", k.name, k.mapping.name())?;
             writeln!(f, "     body:   {}", k.form.name())?;
             if let Some(c) = &k.contraction {
+                let how = if self.target.vectors {
+                    format!(
+                        "into rows of {} products, then the epilogue",
+                        crate::CONTRACTION_COLUMNS
+                    )
+                } else {
+                    "a tile of products per block of threads, then the epilogue per product (entry points beside the row kernel)".to_string()
+                };
                 writeln!(
                     f,
-                    "     tiles:  {} x {} ({}) into rows of {} products, then the epilogue",
+                    "     tiles:  {} x {} ({}) {how}",
                     c.a.buf,
                     c.b.buf,
                     match (c.a.transposed, c.b.transposed) {
@@ -883,7 +891,6 @@ impl fmt::Display for Lowered {
                         (false, true) => "the right transposed",
                         (true, true) => "both transposed",
                     },
-                    crate::CONTRACTION_COLUMNS
                 )?;
             }
             match &k.inner {
