@@ -19,10 +19,8 @@ pub(crate) struct Funcs {
     pub(crate) plain: crate::driver::Handle,
     pub(crate) v4: Option<crate::driver::Handle>,
     pub(crate) rows: Option<crate::driver::Handle>,
-    /// A contraction's tiles (`tile_kN_mm`, 128 x 128; `tile_kN_mm64`,
-    /// 64 x 64).
+    /// A contraction's tiles (`tile_kN_mm`).
     pub(crate) mm: Option<crate::driver::Handle>,
-    pub(crate) mm64: Option<crate::driver::Handle>,
     /// A full reduction's second stage (`tile_kN_fin`).
     pub(crate) fin: Option<crate::driver::Handle>,
     /// The most threads per block each entry point may launch with.
@@ -30,7 +28,6 @@ pub(crate) struct Funcs {
     pub(crate) v4_max: u32,
     pub(crate) rows_max: u32,
     pub(crate) mm_max: u32,
-    pub(crate) mm64_max: u32,
     pub(crate) fin_max: u32,
 }
 
@@ -135,7 +132,6 @@ pub fn compile(plan: &Plan, opts: &CudaOptions) -> Result<CudaModule, CudaError>
         }
         if k.mm.is_some() {
             names.push(format!("{}_mm", k.name));
-            names.push(format!("{}_mm64", k.name));
         }
     }
     let (_module, handles) = gpu.load_module(&cubin, &names)?;
@@ -150,7 +146,6 @@ pub fn compile(plan: &Plan, opts: &CudaOptions) -> Result<CudaModule, CudaError>
         let rows = if k.rows.is_some() { it.next() } else { None };
         let fin = if k.fin { it.next() } else { None };
         let mm = if k.mm.is_some() { it.next() } else { None };
-        let mm64 = if k.mm.is_some() { it.next() } else { None };
         if let Some(f) = rows {
             // More than the default 48 KiB of dynamic shared memory needs
             // the kernel's opt-in; where the driver refuses it, launches
@@ -167,13 +162,11 @@ pub fn compile(plan: &Plan, opts: &CudaOptions) -> Result<CudaModule, CudaError>
             v4,
             rows,
             mm,
-            mm64,
             fin,
             plain_max: most(Some(plain))?,
             v4_max: most(v4)?,
             rows_max: most(rows)?,
             mm_max: most(mm)?,
-            mm64_max: most(mm64)?,
             fin_max: most(fin)?,
         });
     }

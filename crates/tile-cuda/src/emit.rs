@@ -177,29 +177,20 @@ pub(crate) fn emit(plan: &Plan, unroll: Unroll, tiles: bool) -> Result<Emitted, 
             }
         }
         if let Some(c) = &lowered.contraction {
-            // Both tile sizes print the same epilogue, so their sites
-            // number alike.
-            let printed: Vec<_> = crate::print_contraction::TILES
-                .iter()
-                .map(|&t| {
-                    kernel(
-                        program,
-                        &index,
-                        k,
-                        &lowered,
-                        Entry::Tiled(t),
-                        base + MM_SITE_BASE,
-                        unroll,
-                    )
-                })
-                .collect();
-            if printed.iter().all(|p| p.errors.is_empty()) {
-                for p in &printed {
-                    source.push('\n');
-                    source.push_str(&p.code);
-                }
+            let printed = kernel(
+                program,
+                &index,
+                k,
+                &lowered,
+                Entry::Tiled,
+                base + MM_SITE_BASE,
+                unroll,
+            );
+            if printed.errors.is_empty() {
+                source.push('\n');
+                source.push_str(&printed.code);
                 info.mm = Some((c.col.lo.clone(), c.col.hi.clone()));
-                info.mm_sites = printed[0].sites.clone();
+                info.mm_sites = printed.sites;
             }
         }
         kernels.push(info);
@@ -221,9 +212,8 @@ enum Entry {
     Vec4,
     /// Rows staged in shared memory (`tile_kN_rows`).
     Rows,
-    /// A contraction's tiles of products (`tile_kN_mm` for 128 x 128,
-    /// `tile_kN_mm64` for 64 x 64).
-    Tiled(i64),
+    /// A contraction's tiles of products (`tile_kN_mm`).
+    Tiled,
 }
 
 fn kernel(
@@ -260,7 +250,7 @@ fn kernel(
             Entry::Plain => "",
             Entry::Vec4 => " (4 elements per thread, 16-byte accesses)",
             Entry::Rows => " (rows staged in shared memory)",
-            Entry::Tiled(_) => " (a tile of products per block, then the epilogue)",
+            Entry::Tiled => " (a tile of products per block, then the epilogue)",
         },
         k.mapping.name(),
         over,
@@ -271,8 +261,7 @@ fn kernel(
         Entry::Plain => symbol(k),
         Entry::Vec4 => format!("{}_v4", symbol(k)),
         Entry::Rows => format!("{}_rows", symbol(k)),
-        Entry::Tiled(128) => format!("{}_mm", symbol(k)),
-        Entry::Tiled(t) => format!("{}_mm{t}", symbol(k)),
+        Entry::Tiled => format!("{}_mm", symbol(k)),
     };
     p.open(format!(
         "extern \"C\" __global__ void {name}(const TileArgs a)"
@@ -283,13 +272,8 @@ fn kernel(
         format!("a.A[{i}]")
     });
     match k.mapping {
-        Mapping::RowReduction if matches!(entry, Entry::Tiled(_)) => match &lowered.contraction {
-            Some(c) => {
-                let Entry::Tiled(t) = entry else {
-                    unreachable!()
-                };
-                crate::print_contraction::print(&mut p, k, c, t)
-            }
+        Mapping::RowReduction if entry == Entry::Tiled => match &lowered.contraction {
+            Some(c) => crate::print_contraction::print(&mut p, k, c),
             None => p.refuse(format!("kernel {} has no contraction", k.name)),
         },
         Mapping::ElementGrid | Mapping::Split if v4 => {
