@@ -26,7 +26,7 @@
 //! and `G` reading nothing but `z`, `c`, the row, sizes and the leading
 //! bindings.
 
-use crate::find_contractions::operand;
+use crate::find_contractions::{operand, replace_reduction};
 use crate::{Kernel, Mapping, Operand, ScratchRow};
 use tile_ir::{BinOp, DType, Expr, Func, LoopVar, Program, ReduceOp, Stmt};
 
@@ -239,7 +239,7 @@ fn attention(program: &Program, kern: &Kernel) -> Option<Attention> {
     g_names.push(z.clone());
     // G with the weighted sum taken out (that sum reads `m`, `j`, `v`).
     let mut g_out = g.clone();
-    replace_first_reduction(&mut g_out, &Expr::Int(0));
+    replace_reduction(&mut g_out, &Expr::Int(0));
     let mut g_free = Vec::new();
     g_out.free_vars(&mut g_free);
     if g_free.iter().any(|n| !g_names.contains(n)) {
@@ -276,7 +276,7 @@ fn attention(program: &Program, kern: &Kernel) -> Option<Attention> {
         span: *span,
     };
     let mut f1 = (**f).clone();
-    replace_dot(&mut f1, &at(j));
+    replace_reduction(&mut f1, &at(j));
     let mut scores = lets.to_vec();
     scores.push(over(vec![Stmt::store(
         scores_row.name.clone(),
@@ -322,7 +322,7 @@ fn attention(program: &Program, kern: &Kernel) -> Option<Attention> {
         *span,
     ));
     let mut g1 = g.clone();
-    replace_first_reduction(
+    replace_reduction(
         &mut g1,
         &Expr::load(&out_row.name, vec![Expr::var(&col.name)]),
     );
@@ -412,22 +412,6 @@ fn find_dot(
         transposed: !kk.transposed,
     };
     Some((dot.clone(), q, k, depth))
-}
-
-fn replace_dot(e: &mut Expr, with: &Expr) {
-    replace_first_reduction(e, with);
-}
-
-/// Replaces the reductions of `e` not inside another one by `with` (the
-/// callers' expressions hold exactly one).
-fn replace_first_reduction(e: &mut Expr, with: &Expr) {
-    if matches!(e, Expr::Reduce { .. }) {
-        *e = with.clone();
-        return;
-    }
-    for c in e.children_mut() {
-        replace_first_reduction(c, with);
-    }
 }
 
 impl Attention {

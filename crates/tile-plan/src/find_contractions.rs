@@ -385,7 +385,8 @@ pub(crate) fn collect_reductions(e: &Expr, out: &mut Vec<Expr>) {
     }
 }
 
-fn replace_reduction(e: &mut Expr, with: &Expr) {
+/// Replaces the reductions of `e` not inside another one by `with`.
+pub(crate) fn replace_reduction(e: &mut Expr, with: &Expr) {
     if matches!(e, Expr::Reduce { .. }) {
         *e = with.clone();
         return;
