@@ -1,31 +1,29 @@
 #!/usr/bin/env bash
-# On the GPU machine: the CUDA contraction entry point (`_mm`, turned on
-# with TILE_CUDA_TILES=1) checked against the interpreter (random
-# contractions and every fixture), then the `contractions` bench group on
-# cuda with it on and off (same card, same call), with the PyTorch peers.
+# On the GPU machine: the CUDA tiled entry points (`_mm`, `_mm64`, and
+# attention's where built) checked against the interpreter (random and
+# large contractions, every fixture), then `tile bench` of the given cases
+# on cuda with the PyTorch peers (cuBLAS through torch_eager, and
+# torch_compile), all on one card in one call.
 #
-#   OUT=/tmp/out bash bench/contractions_gpu.sh [ROUNDS (2)]
+#   OUT=/tmp/out bash bench/contractions_gpu.sh [CASES (contractions,contractions_large)] [ROUNDS (2)]
 #
 # Needs .device-carry/ with `tile` and the `gpu` test binary
 # (bench/carry.sh).
 set -uo pipefail
 out=${OUT:-/tmp/tile-out}
-rounds=${1:-2}
+cases=${1:-contractions,contractions_large}
+rounds=${2:-2}
 carry=.device-carry
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-echo "== gpu tests, tiles on ($(date +%T))"
-TILE_CUDA_TILES=1 timeout 150 "$carry/gpu" --nocapture random_contractions every_fixture > "$out/gpu_tiles.log" 2>&1
+echo "== gpu tests ($(date +%T))"
+timeout 240 "$carry/gpu" --nocapture contractions attention every_fixture > "$out/gpu_tiles.log" 2>&1
 echo "exit $?"
-grep -E "SKIPPED|fixture runs|test result|panicked|failure" "$out/gpu_tiles.log" | head -20
-for tiles in 1 0; do
-  echo "== bench, TILE_CUDA_TILES=$tiles ($(date +%T))"
-  peers=none
-  if [ "$tiles" = 1 ]; then peers=torch_eager,torch_compile; fi
-  TILE_CUDA_TILES=$tiles timeout 120 "$carry/tile" bench --target cuda --cases contractions \
-    --peers "$peers" --rounds "$rounds" --samples 5 --out "$out/bench-tiles$tiles" \
-    > "$out/bench-tiles$tiles.txt" 2> "$out/bench-tiles$tiles.err"
-  echo "exit $?"; tail -2 "$out/bench-tiles$tiles.err"
-  "$carry/tile" audit "$out/bench-tiles$tiles/results.json" 2>&1 | tail -1
-  cat "$out/bench-tiles$tiles.txt"
-done
+grep -E "SKIPPED|fixture runs|test result|panicked|failure|^test " "$out/gpu_tiles.log" | head -20
+echo "== bench $cases ($(date +%T))"
+timeout 300 "$carry/tile" bench --target cuda --cases "$cases" \
+  --peers torch_eager,torch_compile --rounds "$rounds" --samples 5 --out "$out/bench" \
+  > "$out/bench.txt" 2> "$out/bench.err"
+echo "exit $?"; tail -2 "$out/bench.err"
+"$carry/tile" audit "$out/bench/results.json" 2>&1 | tail -1
+cat "$out/bench.txt"

@@ -15,6 +15,28 @@ pub fn int_input(k: usize, p: usize) -> i32 {
     ((7 * (k % 13) + 3 * p) % 13) as i32
 }
 
+/// Runs `row(i, out_i)` for each row `i` of `out` (rows of `width`; the
+/// last may be shorter), on every core: each row's arithmetic is the same sequence whatever the
+/// thread, so the results do not depend on the number of cores.
+fn by_rows(out: &mut [f64], width: usize, row: impl Fn(usize, &mut [f64]) + Sync) {
+    if width == 0 {
+        return;
+    }
+    let rows = out.len().div_ceil(width);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let per = rows.div_ceil(threads.max(1)).max(1);
+    std::thread::scope(|s| {
+        for (t, chunk) in out.chunks_mut(per * width).enumerate() {
+            let row = &row;
+            s.spawn(move || {
+                for (r, o) in chunk.chunks_mut(width).enumerate() {
+                    row(t * per + r, o);
+                }
+            });
+        }
+    });
+}
+
 /// The FP64 reference outputs of `graph` for f32 inputs `ins` (in parameter
 /// order) of shape `[m, n]` (row vectors `w`, `b` have length `n`).
 pub fn reference(
@@ -123,16 +145,16 @@ pub fn reference(
             }
             let scale = 1.0 / (d as f64).sqrt();
             let mut o = vec![0.0f64; m * d];
-            let mut s = vec![0.0f64; n];
-            for i in 0..m {
+            by_rows(&mut o, d, |i, oi| {
                 let qi = &q[i * d..(i + 1) * d];
-                for (j, sj) in s.iter_mut().enumerate() {
-                    let kj = &k[j * d..(j + 1) * d];
-                    *sj = qi.iter().zip(kj).map(|(a, b)| a * b).sum::<f64>() * scale;
-                }
+                let s: Vec<f64> = (0..n)
+                    .map(|j| {
+                        let kj = &k[j * d..(j + 1) * d];
+                        qi.iter().zip(kj).map(|(a, b)| a * b).sum::<f64>() * scale
+                    })
+                    .collect();
                 let mx = s.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
                 let mut z = 0.0;
-                let oi = &mut o[i * d..(i + 1) * d];
                 for (j, sj) in s.iter().enumerate() {
                     let p = (sj - mx).exp();
                     z += p;
@@ -141,7 +163,7 @@ pub fn reference(
                     }
                 }
                 oi.iter_mut().for_each(|x| *x /= z);
-            }
+            });
             vec![o]
         }
         // Products in FP64, each summed over k in order (rows of b
@@ -156,15 +178,16 @@ pub fn reference(
                 ));
             }
             let mut z = vec![0.0f64; m * n];
-            for i in 0..m {
-                let out = &mut z[i * n..(i + 1) * n];
+            // Groups of 8 rows, so each row of b is read once per group.
+            by_rows(&mut z, 8 * n, |g, out| {
                 for k in 0..kk {
-                    let x = a[i * kk + k];
-                    for (o, w) in out.iter_mut().zip(&b[k * n..(k + 1) * n]) {
-                        *o += x * w;
+                    let w = &b[k * n..(k + 1) * n];
+                    for (r, o) in out.chunks_mut(n.max(1)).enumerate() {
+                        let x = a[(8 * g + r) * kk + k];
+                        o.iter_mut().zip(w).for_each(|(o, w)| *o += x * w);
                     }
                 }
-            }
+            });
             if graph == "gemm" {
                 vec![z]
             } else {

@@ -144,6 +144,9 @@ struct GraphEntry {
     /// multiply-adds, two operations each.
     #[serde(default)]
     flops: Vec<Vec<serde_json::Value>>,
+    /// Appended to the case names (`_d128`), where a graph appears twice.
+    #[serde(default)]
+    suffix: String,
 }
 
 /// One benchmark case: a graph at one shape.
@@ -196,7 +199,7 @@ pub fn load(path: Option<&Path>, select: &[String]) -> Result<Vec<Case>, String>
         };
         for s in &g.shapes {
             cases.push(Case {
-                name: format!("{}_{}x{}", g.graph, s[0], s[1]),
+                name: format!("{}_{}x{}{}", g.graph, s[0], s[1], g.suffix),
                 graph: g.graph.clone(),
                 group: g.group.clone(),
                 program: program.clone(),
@@ -207,6 +210,14 @@ pub fn load(path: Option<&Path>, select: &[String]) -> Result<Vec<Case>, String>
                 atol: g.atol,
                 rtol: g.rtol,
             });
+        }
+    }
+    for (i, c) in cases.iter().enumerate() {
+        if cases[..i].iter().any(|d| d.name == c.name) {
+            return Err(format!(
+                "bad suite file: two cases are named {} (give one graph entry a \"suffix\")",
+                c.name
+            ));
         }
     }
     let wanted = |c: &Case| {
@@ -221,8 +232,15 @@ pub fn load(path: Option<&Path>, select: &[String]) -> Result<Vec<Case>, String>
     let picked: Vec<Case> = cases.iter().filter(|c| wanted(c)).cloned().collect();
     if picked.is_empty() {
         let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
+        let mut groups: Vec<&str> = Vec::new();
+        for c in &cases {
+            if !groups.contains(&c.group.as_str()) {
+                groups.push(&c.group);
+            }
+        }
         return Err(format!(
-            "no case matches {select:?}; groups: seed, controls, reductions, contractions, matrix, neural, autodiff, algorithm, all; cases: {}",
+            "no case matches {select:?}; groups: {}, all; cases: {}",
+            groups.join(", "),
             names.join(", ")
         ));
     }

@@ -252,7 +252,9 @@ struct BenchCmd {
     /// Where Tile runs.
     #[arg(long, value_enum, default_value = "cpu")]
     target: BenchTarget,
-    /// Cases: groups (`seed`, `controls`, `reductions`, `matrix`, `neural`, `autodiff`, `algorithm`, `all`), graphs or case names,
+    /// Cases: groups (`seed`, `controls`, `reductions`, `matrix`,
+    /// `contractions`, `contractions_large`, `neural`, `autodiff`,
+    /// `algorithm`, `all`), graphs or case names,
     /// comma-separated (default: the seed suite).
     #[arg(long, value_delimiter = ',')]
     cases: Vec<String>,

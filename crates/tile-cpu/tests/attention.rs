@@ -11,33 +11,6 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use tile_ir::{fixture, interp, Sizes};
 
-fn program(q_t: bool, k_t: bool, v_t: bool, score: usize) -> String {
-    let (qd, qa) = if q_t {
-        ("q: in f32[D, M]", "q[d, i]")
-    } else {
-        ("q: in f32[M, D]", "q[i, d]")
-    };
-    let (kd, ka) = if k_t {
-        ("k: in f32[D, N]", "k[d, j]")
-    } else {
-        ("k: in f32[N, D]", "k[j, d]")
-    };
-    let (vd, va) = if v_t {
-        ("v: in f32[E, N]", "v[c, j]")
-    } else {
-        ("v: in f32[N, E]", "v[j, c]")
-    };
-    let dot = format!("sum(d in 0..D: {qa} * {ka})");
-    let (extra, f) = match score {
-        0 => ("", format!("{dot} * scale")),
-        1 => ("", format!("select(j <= i, {dot} * scale, -1e30)")),
-        _ => (", bias: in f32[N]", format!("{dot} * scale + bias[j]")),
-    };
-    format!(
-        "program a({qd}, {kd}, {vd}, o: out f32[M, E]{extra}) {{\n  for i in 0..M {{\n    scale = rsqrt(f32(D + 1))\n    m = max(j in 0..N: {f})\n    z = sum(j in 0..N: exp({f} - m))\n    for c in 0..E {{\n      o[i, c] = sum(j in 0..N: exp({f} - m) * {va}) / z\n    }}\n  }}\n}}\n"
-    )
-}
-
 #[test]
 fn random_attention_heads_match_the_interpreter() {
     let mut runner = TestRunner::new(Config {
@@ -58,7 +31,7 @@ fn random_attention_heads_match_the_interpreter() {
     );
     runner
         .run(&strategy, |(q_t, k_t, v_t, score, m, n, d, e, f64)| {
-            let mut text = program(q_t, k_t, v_t, score);
+            let mut text = fixture::attention(q_t, k_t, v_t, score);
             if f64 {
                 text = text.replace("f32", "f64");
             }

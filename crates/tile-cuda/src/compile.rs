@@ -14,13 +14,19 @@ use tile_ir::Sizes;
 use tile_plan::{Mapping, Plan};
 
 /// The loaded entry points of one kernel.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub(crate) struct Funcs {
     pub(crate) plain: crate::driver::Handle,
     pub(crate) v4: Option<crate::driver::Handle>,
     pub(crate) rows: Option<crate::driver::Handle>,
-    /// A contraction's tiles (`tile_kN_mm`).
+    /// A contraction's tiles (`tile_kN_mm`, 128 x 128; `tile_kN_mm64`,
+    /// 64 x 64).
     pub(crate) mm: Option<crate::driver::Handle>,
+    pub(crate) mm64: Option<crate::driver::Handle>,
+    /// An attention head's entry points: query rows per block, handle and
+    /// the most threads per block it may launch with (`_att64`,
+    /// `_att32`).
+    pub(crate) att: Vec<(i64, crate::driver::Handle, u32)>,
     /// A full reduction's second stage (`tile_kN_fin`).
     pub(crate) fin: Option<crate::driver::Handle>,
     /// The most threads per block each entry point may launch with.
@@ -28,6 +34,7 @@ pub(crate) struct Funcs {
     pub(crate) v4_max: u32,
     pub(crate) rows_max: u32,
     pub(crate) mm_max: u32,
+    pub(crate) mm64_max: u32,
     pub(crate) fin_max: u32,
 }
 
@@ -132,6 +139,10 @@ pub fn compile(plan: &Plan, opts: &CudaOptions) -> Result<CudaModule, CudaError>
         }
         if k.mm.is_some() {
             names.push(format!("{}_mm", k.name));
+            names.push(format!("{}_mm64", k.name));
+        }
+        for rows in &k.att {
+            names.push(format!("{}_att{rows}", k.name));
         }
     }
     let (_module, handles) = gpu.load_module(&cubin, &names)?;
@@ -146,6 +157,14 @@ pub fn compile(plan: &Plan, opts: &CudaOptions) -> Result<CudaModule, CudaError>
         let rows = if k.rows.is_some() { it.next() } else { None };
         let fin = if k.fin { it.next() } else { None };
         let mm = if k.mm.is_some() { it.next() } else { None };
+        let mm64 = if k.mm.is_some() { it.next() } else { None };
+        let mut att = Vec::new();
+        for &rows in &k.att {
+            let f = it
+                .next()
+                .ok_or_else(|| CudaError::Unsupported("missing kernel handle".into()))?;
+            att.push((rows, f, gpu.max_threads(f)?));
+        }
         if let Some(f) = rows {
             // More than the default 48 KiB of dynamic shared memory needs
             // the kernel's opt-in; where the driver refuses it, launches
@@ -162,11 +181,14 @@ pub fn compile(plan: &Plan, opts: &CudaOptions) -> Result<CudaModule, CudaError>
             v4,
             rows,
             mm,
+            mm64,
+            att,
             fin,
             plain_max: most(Some(plain))?,
             v4_max: most(v4)?,
             rows_max: most(rows)?,
             mm_max: most(mm)?,
+            mm64_max: most(mm64)?,
             fin_max: most(fin)?,
         });
     }

@@ -190,20 +190,47 @@ impl CudaModule {
         }
         // A contraction: a block per tile of products, where the tiles fit
         // the grid and the entry point takes a block's threads.
-        if let (Some(mm), Some((lo, hi))) = (fs.mm, &self.kernels[n].mm) {
+        // 128 x 128 tiles, or 64 x 64 ones where the larger would leave
+        // multiprocessors idle.
+        if let (Some(mm), Some(mm64), Some((lo, hi))) = (fs.mm, fs.mm64, &self.kernels[n].mm) {
             let cols = tile_ir::args::eval_int(hi, sizes)
                 .zip(tile_ir::args::eval_int(lo, sizes))
                 .map(|(h, l)| h.saturating_sub(l).max(0));
-            let tile = crate::print_contraction::TILE;
+            let threads = crate::print_contraction::THREADS;
             if let Some(cols) = cols {
-                let (gx, gy) = ((cols + tile - 1) / tile, (nrows + tile - 1) / tile);
-                let threads = crate::print_contraction::THREADS;
+                let grid = |tile: i64| ((cols + tile - 1) / tile, (nrows + tile - 1) / tile);
+                let (gx, gy) = grid(128);
+                let small = gx.saturating_mul(gy) < self.gpu.sm_count as i64;
+                let (func, most, (gx, gy)) = if small {
+                    (mm64, fs.mm64_max, grid(64))
+                } else {
+                    (mm, fs.mm_max, (gx, gy))
+                };
                 if self.opts.tiles
-                    && fs.mm_max >= threads
+                    && most >= threads
                     && (1..1 << 30).contains(&gx)
                     && (1..=65535).contains(&gy)
                 {
-                    return vec![Shape::one(mm, (gx as u32, gy as u32), threads)];
+                    return vec![Shape::one(func, (gx as u32, gy as u32), threads)];
+                }
+            }
+        }
+        // An attention head: a block per 64 query rows, or per 32 where
+        // that leaves multiprocessors idle (or is the only entry point).
+        if self.opts.tiles && !fs.att.is_empty() {
+            let threads = crate::print_attention::THREADS;
+            let sms = self.gpu.sm_count as i64;
+            let fits = |rows: i64| (nrows + rows - 1) / rows >= sms;
+            let pick = fs
+                .att
+                .iter()
+                .find(|(rows, _, _)| fits(*rows))
+                .or(fs.att.last())
+                .filter(|(_, _, most)| *most >= threads);
+            if let Some(&(rows, f, _)) = pick {
+                let blocks = (nrows + rows - 1) / rows;
+                if (1..1 << 30).contains(&blocks) {
+                    return vec![Shape::one(f, (blocks as u32, 1), threads)];
                 }
             }
         }

@@ -65,8 +65,12 @@ pub(crate) struct KernelInfo {
     /// Present when a `_mm` entry point exists (a contraction): its
     /// columns' range, which sizes the grid with the rows.
     pub mm: Option<(tile_ir::Expr, tile_ir::Expr)>,
-    /// Failure sites of the `_mm` entry point.
+    /// Failure sites of the `_mm` entry points (or the `_att` ones).
     pub mm_sites: Vec<Site>,
+    /// An attention head's `_att` entry points: the query rows per block
+    /// of each, in the order printed (`_att64`, `_att32`); empty when
+    /// there are none.
+    pub att: Vec<i64>,
     /// Whether a `_fin` entry point follows (a full reduction's second
     /// stage; its sites are the plain entry point's).
     pub fin: bool,
@@ -135,6 +139,7 @@ pub(crate) fn emit(plan: &Plan, unroll: Unroll, tiles: bool) -> Result<Emitted, 
             rows_sites: vec![],
             mm: None,
             mm_sites: vec![],
+            att: vec![],
             fin: k.mapping == Mapping::FullReduction,
             check_then_wait: lowered.check_then_wait,
         };
@@ -177,20 +182,62 @@ pub(crate) fn emit(plan: &Plan, unroll: Unroll, tiles: bool) -> Result<Emitted, 
             }
         }
         if let Some(c) = &lowered.contraction {
-            let printed = kernel(
-                program,
-                &index,
-                k,
-                &lowered,
-                Entry::Tiled,
-                base + MM_SITE_BASE,
-                unroll,
-            );
-            if printed.errors.is_empty() {
-                source.push('\n');
-                source.push_str(&printed.code);
+            // Both tile sizes print the same epilogue, so their sites
+            // number alike.
+            let printed: Vec<_> = crate::print_contraction::TILES
+                .iter()
+                .map(|&t| {
+                    kernel(
+                        program,
+                        &index,
+                        k,
+                        &lowered,
+                        Entry::Tiled(t),
+                        base + MM_SITE_BASE,
+                        unroll,
+                    )
+                })
+                .collect();
+            if printed.iter().all(|p| p.errors.is_empty()) {
+                for p in &printed {
+                    source.push('\n');
+                    source.push_str(&p.code);
+                }
                 info.mm = Some((c.col.lo.clone(), c.col.hi.clone()));
-                info.mm_sites = printed.sites;
+                info.mm_sites = printed[0].sites.clone();
+            }
+        }
+        if let Some(a) = &lowered.attention {
+            // Every size prints the same statements in the same order, so
+            // their sites number alike (the `_mm` range: a kernel is a
+            // contraction or an attention head, not both).
+            let dtype = program
+                .params
+                .iter()
+                .find(|q| q.name == a.q.buf)
+                .map_or(tile_ir::DType::F32, |q| q.dtype);
+            let per = crate::print_attention::rows_per_thread(dtype);
+            let printed: Vec<_> = per
+                .iter()
+                .map(|&r| {
+                    kernel(
+                        program,
+                        &index,
+                        k,
+                        &lowered,
+                        Entry::Attention(r),
+                        base + MM_SITE_BASE,
+                        unroll,
+                    )
+                })
+                .collect();
+            if printed.iter().all(|p| p.errors.is_empty()) {
+                for p in &printed {
+                    source.push('\n');
+                    source.push_str(&p.code);
+                }
+                info.att = per.iter().map(|r| 16 * r).collect();
+                info.mm_sites = printed[0].sites.clone();
             }
         }
         kernels.push(info);
@@ -212,8 +259,12 @@ enum Entry {
     Vec4,
     /// Rows staged in shared memory (`tile_kN_rows`).
     Rows,
-    /// A contraction's tiles of products (`tile_kN_mm`).
-    Tiled,
+    /// A contraction's tiles of products (`tile_kN_mm` for 128 x 128,
+    /// `tile_kN_mm64` for 64 x 64).
+    Tiled(i64),
+    /// An attention head's query rows by blocks (`tile_kN_att64`,
+    /// `tile_kN_att32`), by rows per thread.
+    Attention(i64),
 }
 
 fn kernel(
@@ -250,7 +301,9 @@ fn kernel(
             Entry::Plain => "",
             Entry::Vec4 => " (4 elements per thread, 16-byte accesses)",
             Entry::Rows => " (rows staged in shared memory)",
-            Entry::Tiled => " (a tile of products per block, then the epilogue)",
+            Entry::Tiled(_) => " (a tile of products per block, then the epilogue)",
+            Entry::Attention(_) =>
+                " (attention: a block of query rows per block, scores in registers)",
         },
         k.mapping.name(),
         over,
@@ -261,10 +314,27 @@ fn kernel(
         Entry::Plain => symbol(k),
         Entry::Vec4 => format!("{}_v4", symbol(k)),
         Entry::Rows => format!("{}_rows", symbol(k)),
-        Entry::Tiled => format!("{}_mm", symbol(k)),
+        Entry::Tiled(128) => format!("{}_mm", symbol(k)),
+        Entry::Tiled(t) => format!("{}_mm{t}", symbol(k)),
+        Entry::Attention(r) => format!("{}_att{}", symbol(k), 16 * r),
+    };
+    // Tiled entry points hold tiles in registers: two blocks of 256
+    // threads per multiprocessor (at most 128 registers each), except
+    // the 128 x 128 products' 64 accumulators a thread, which spilled
+    // under that bound (ptxas on sm_90): one block, more registers.
+    let bounds = match entry {
+        Entry::Tiled(128) => format!(
+            "__launch_bounds__({}, 1) ",
+            crate::print_contraction::THREADS
+        ),
+        Entry::Tiled(_) | Entry::Attention(_) => format!(
+            "__launch_bounds__({}, 2) ",
+            crate::print_contraction::THREADS
+        ),
+        _ => String::new(),
     };
     p.open(format!(
-        "extern \"C\" __global__ void {name}(const TileArgs a)"
+        "extern \"C\" __global__ void {bounds}{name}(const TileArgs a)"
     ));
     p.line("int *err = a.err;");
     let params = k.params_in(program, index);
@@ -272,10 +342,13 @@ fn kernel(
         format!("a.A[{i}]")
     });
     match k.mapping {
-        Mapping::RowReduction if entry == Entry::Tiled => match &lowered.contraction {
-            Some(c) => crate::print_contraction::print(&mut p, k, c),
-            None => p.refuse(format!("kernel {} has no contraction", k.name)),
-        },
+        Mapping::RowReduction if matches!(entry, Entry::Tiled(_) | Entry::Attention(_)) => {
+            match (&lowered.contraction, &lowered.attention, entry) {
+                (Some(c), _, Entry::Tiled(t)) => crate::print_contraction::print(&mut p, k, c, t),
+                (_, Some(a), Entry::Attention(r)) => crate::print_attention::print(&mut p, k, a, r),
+                _ => p.refuse(format!("kernel {} has no tiled form", k.name)),
+            }
+        }
         Mapping::ElementGrid | Mapping::Split if v4 => {
             let manual_sites = site_base + V4_SITE_BASE;
             tile_emit::gpu::element_grid_v4(&mut p, k, unroll.quads, manual_sites)

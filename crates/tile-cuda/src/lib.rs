@@ -26,6 +26,7 @@ mod launch;
 pub mod nvrtc;
 mod options;
 mod prelude;
+mod print_attention;
 mod print_contraction;
 mod read_failure;
 pub mod runtime;

@@ -39,7 +39,7 @@ pub struct CudaOptions {
     /// elements of a column, a power of two from 1 to 32. Launches round it
     /// down to a power of two in 1..=32.
     pub col_slices: Option<u32>,
-    /// Print and run contractions' tiled entry points (`_mm`;
+    /// Print and run contractions' tiled entry points (`_mm`, `_mm64`;
     /// `TILE_CUDA_TILES=0` runs contractions as row kernels).
     pub tiles: bool,
 }

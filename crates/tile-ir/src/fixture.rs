@@ -55,6 +55,38 @@ pub fn contraction(a_t: bool, b_t: bool, which: usize) -> (String, &'static [&'s
     (text, outputs)
 }
 
+/// One attention head as the planner recognises it (a maximum, a sum of
+/// exponentials, a weighted sum per output column; `o: out f32[M, E]`),
+/// with `q`, `k` and `v` each in either index order (`*_t`: transposed)
+/// and the score `score` 0: scaled, 1: causal (`select` on indices), 2:
+/// biased (`bias: in f32[N]`).
+pub fn attention(q_t: bool, k_t: bool, v_t: bool, score: usize) -> String {
+    let (qd, qa) = if q_t {
+        ("q: in f32[D, M]", "q[d, i]")
+    } else {
+        ("q: in f32[M, D]", "q[i, d]")
+    };
+    let (kd, ka) = if k_t {
+        ("k: in f32[D, N]", "k[d, j]")
+    } else {
+        ("k: in f32[N, D]", "k[j, d]")
+    };
+    let (vd, va) = if v_t {
+        ("v: in f32[E, N]", "v[c, j]")
+    } else {
+        ("v: in f32[N, E]", "v[j, c]")
+    };
+    let dot = format!("sum(d in 0..D: {qa} * {ka})");
+    let (extra, f) = match score {
+        0 => ("", format!("{dot} * scale")),
+        1 => ("", format!("select(j <= i, {dot} * scale, -1e30)")),
+        _ => (", bias: in f32[N]", format!("{dot} * scale + bias[j]")),
+    };
+    format!(
+        "program a({qd}, {kd}, {vd}, o: out f32[M, E]{extra}) {{\n  for i in 0..M {{\n    scale = rsqrt(f32(D + 1))\n    m = max(j in 0..N: {f})\n    z = sum(j in 0..N: exp({f} - m))\n    for c in 0..E {{\n      o[i, c] = sum(j in 0..N: exp({f} - m) * {va}) / z\n    }}\n  }}\n}}\n"
+    )
+}
+
 /// The sentinel initial content of written parameters.
 pub fn sentinel_value(k: usize) -> f64 {
     -100.0 - (k % 7) as f64

@@ -66,9 +66,36 @@ pub struct Attention {
     /// The weighted sum the second product computes, of `c`:
     /// `sum(j in 0..N: scores[j] * v[j, c])`.
     pub weighted: Expr,
+    /// The pieces a target that keeps scores in registers renders per
+    /// element (CUDA): the leading bindings, per row.
+    pub lets: Vec<Stmt>,
+    /// The score `F` of query row and key `j`, reading the dot product as
+    /// [`Attention::dot_name`].
+    pub score: Expr,
+    /// The weight `exp(F - m)` of the same, reading the row's maximum by
+    /// [`Attention::max`].
+    pub weight: Expr,
+    /// The row's maximum's name, `m`.
+    pub max: String,
+    /// The row's sum's name, `z`.
+    pub sum: String,
+    /// The output's store for row and column `c`, reading `z` and the
+    /// weighted sum as [`Attention::weighted_name`].
+    pub finish: Stmt,
 }
 
 impl Attention {
+    /// The name [`Attention::score`] and [`Attention::weight`] read the
+    /// dot product by.
+    pub fn dot_name() -> String {
+        tile_ir::names::generated("attd", 0)
+    }
+
+    /// The name [`Attention::finish`] reads the weighted sum by.
+    pub fn weighted_name() -> String {
+        tile_ir::names::generated("attw", 0)
+    }
+
     /// How `tile plan` describes it.
     pub fn describe(&self) -> String {
         format!(
@@ -349,7 +376,22 @@ fn attention(program: &Program, kern: &Kernel) -> Option<Attention> {
         hi: Box::new(key.hi.clone()),
         body: Box::new(Expr::binary(BinOp::Mul, at(j), Expr::load(&v.buf, v_at))),
     };
+    let mut score = (**f).clone();
+    replace_reduction(&mut score, &Expr::var(&Attention::dot_name()));
+    let weight = Expr::call(
+        Func::Exp,
+        vec![Expr::binary(BinOp::Sub, score.clone(), Expr::var(m))],
+    );
+    let mut gw = g.clone();
+    replace_reduction(&mut gw, &Expr::var(&Attention::weighted_name()));
+    let finish = Stmt::store(out.clone(), oidx.clone(), gw, *sspan);
     Some(Attention {
+        lets: lets.to_vec(),
+        score,
+        weight,
+        max: m.clone(),
+        sum: z.clone(),
+        finish,
         dot,
         weighted,
         q,

@@ -219,17 +219,18 @@ impl Target {
             // Printed as entry points beside the row kernel; the runtime
             // may turn them off ([`Target::with_tiles`]).
             tiles_contractions: true,
-            tiles_attention: false,
+            tiles_attention: true,
         }
     }
 }
 
 impl Target {
-    /// This target with contractions tiled or not
-    /// ([`Target::tiles_contractions`]).
+    /// This target with contractions and attention heads tiled or not
+    /// ([`Target::tiles_contractions`], [`Target::tiles_attention`]).
     pub fn with_tiles(self, tiles: bool) -> Target {
         Target {
             tiles_contractions: tiles,
+            tiles_attention: tiles,
             ..self
         }
     }
@@ -891,6 +892,13 @@ impl fmt::Display for Lowered {
                         (false, true) => "the right transposed",
                         (true, true) => "both transposed",
                     },
+                )?;
+            }
+            if let (Some(a), false) = (&k.attention, self.target.vectors) {
+                writeln!(
+                    f,
+                    "     tiles:  attention over {}, {}, {}: a block of query rows per block of threads, scores in registers computed twice (the maximum, then the weights with their sum and the weighted rows of {}), no M x N array (entry points beside the row kernel)",
+                    a.q.buf, a.k.buf, a.v.buf, a.v.buf
                 )?;
             }
             match &k.inner {

@@ -40,7 +40,7 @@ pub fn lower_kernel(
     let contraction = k.contraction.as_ref().filter(|_| target.tiles_contractions);
     let attention = k.attention.as_ref().filter(|_| target.tiles_attention);
     let (form, body, scratch) = match (target.vectors, &k.cached, &k.interchanged) {
-        _ if attention.is_some() => {
+        _ if attention.is_some() && target.vectors => {
             let a = attention.expect("checked");
             let mut body = a.scores.clone();
             body.extend(a.output.iter().cloned());
