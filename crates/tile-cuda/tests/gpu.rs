@@ -810,7 +810,7 @@ fn large_contractions_match_the_interpreter() {
 
 /// Random attention heads (each operand in either index order; scaled,
 /// causal or biased scores; `f32` and `f64`) at shapes across the 64- and
-/// 32-row blocks, the 64-key blocks, the 8-deep slices and the 128
+/// 32-row blocks, the 64-key blocks, the 32-deep slices (8 for `f64`) and the 128
 /// output columns per pass, 1 and empty depth included, and once with
 /// rows enough for the 64-row entry point: the tiled entry points
 /// (`_att32`, `_att64`) match the FP64 interpreter.
