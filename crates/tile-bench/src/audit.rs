@@ -879,3 +879,39 @@ fn is_unavailable_peer(r: &Value) -> bool {
         && r["framework"].as_str().is_some_and(|f| f != "tile")
         && r["reason"].as_str().is_some_and(|s| !s.is_empty())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::is_unavailable_peer;
+    use serde_json::json;
+
+    #[test]
+    fn only_a_peers_reasoned_validation_row_stands_for_its_phases() {
+        let row = |framework: &str, phase: &str, reason: Option<&str>| json!({"status": "not_available", "framework": framework, "phase": phase, "reason": reason});
+        assert!(is_unavailable_peer(&row(
+            "torch_compile",
+            "validation",
+            Some("graph 'attention' is not implemented by torch_compile")
+        )));
+        // Tile's own entries never, a timing phase never, no reason never.
+        assert!(!is_unavailable_peer(&row("tile", "validation", Some("x"))));
+        assert!(!is_unavailable_peer(&row(
+            "torch_compile",
+            "gpu_batch",
+            Some("x")
+        )));
+        assert!(!is_unavailable_peer(&row(
+            "torch_compile",
+            "validation",
+            None
+        )));
+        assert!(!is_unavailable_peer(&row(
+            "torch_compile",
+            "validation",
+            Some("")
+        )));
+        let mut ok = row("torch_compile", "validation", Some("x"));
+        ok["status"] = json!("ok");
+        assert!(!is_unavailable_peer(&ok));
+    }
+}
