@@ -63,8 +63,12 @@ unsafe impl Sync for Launches {}
 impl CudaModule {
     /// Every kernel's launch at proven `sizes`: entry point, grid, block,
     /// dynamic shared memory and parameters (kernels with no work are left
-    /// out).
-    pub(crate) fn configure(&self, sizes: &Sizes) -> Result<Launches, CudaError> {
+    /// out). `checks_may_fail`: the range proof's verdict at `sizes`.
+    pub(crate) fn configure(
+        &self,
+        sizes: &Sizes,
+        checks_may_fail: bool,
+    ) -> Result<Launches, CudaError> {
         let s = self.symbol_values(sizes)?;
         let mut kernels = Vec::with_capacity(self.plan.kernels.len());
         for (n, k) in self.plan.kernels.iter().enumerate() {
@@ -75,7 +79,7 @@ impl CudaModule {
             let exts = k.extents(sizes)?;
             let shapes = match k.mapping {
                 Mapping::ElementGrid | Mapping::Split => self.element_launch(n, &exts, sizes),
-                Mapping::RowReduction => self.row_launch(n, k, &exts, sizes),
+                Mapping::RowReduction => self.row_launch(n, k, &exts, sizes, checks_may_fail),
                 Mapping::ColumnReduction => self.column_launch(n, k, &exts, sizes)?,
                 Mapping::FullReduction => self.full_launches(n, k, sizes)?,
                 Mapping::Serial => vec![Shape::one(self.funcs[n].plain, (1, 1), 1)],
@@ -182,6 +186,7 @@ impl CudaModule {
         k: &tile_plan::Kernel,
         exts: &[i64],
         sizes: &Sizes,
+        checks_may_fail: bool,
     ) -> Vec<Shape> {
         let fs = &self.funcs[n];
         let nrows = exts.first().copied().unwrap_or(0);
@@ -217,7 +222,10 @@ impl CudaModule {
         }
         // An attention head: a block per 64 query rows, or per 32 where
         // that leaves multiprocessors idle (or is the only entry point).
-        if self.opts.tiles && !fs.att.is_empty() {
+        // Not where a check may fail: a failing thread leaves its block
+        // before the barriers and shuffles its neighbours wait at, so the
+        // row kernel runs instead and reports the access.
+        if self.opts.tiles && !fs.att.is_empty() && !checks_may_fail {
             let threads = crate::print_attention::THREADS;
             let sms = self.gpu.sm_count as i64;
             let fits = |rows: i64| (nrows + rows - 1) / rows >= sms;
