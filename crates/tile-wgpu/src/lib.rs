@@ -40,7 +40,7 @@ pub enum WgpuError {
     #[error("the wgpu target cannot run this program: {0}")]
     Unsupported(String),
     /// No adapter (GPU, or a software driver such as Mesa's lavapipe).
-    #[error("no wgpu adapter: {0} (on Linux without a GPU, install Mesa's lavapipe: apt-get install mesa-vulkan-drivers)")]
+    #[error("no wgpu adapter: {0} (on Linux without a GPU, install Mesa's lavapipe: apt-get install mesa-vulkan-drivers; for TILE_WGPU_BACKEND=gl, Mesa's EGL: apt-get install libegl1 libegl-mesa0 libgl1-mesa-dri)")]
     NoAdapter(String),
     /// The adapter refused a device, or the device failed.
     #[error("wgpu device: {0}")]

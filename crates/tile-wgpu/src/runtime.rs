@@ -9,8 +9,9 @@
 //! buffer against the adapter's limits; then it uploads every argument,
 //! runs the kernels in order in one compute pass, reads the failure word
 //! and, only when it is zero, copies the written parameters back.
-//! `TILE_WGPU_BACKEND=vulkan|metal|dx12` picks the backend (default: the
-//! platform's primary ones).
+//! `TILE_WGPU_BACKEND=vulkan|metal|dx12|gl` picks the backend (default:
+//! the platform's primary ones; `gl` is OpenGL ES 3.1 through EGL, for
+//! machines with no Vulkan driver).
 
 use crate::emit::{emit, KERNEL_SITES};
 use crate::WgpuError;
@@ -106,8 +107,9 @@ fn backends_named(name: Option<&str>) -> Result<wgpu::Backends, WgpuError> {
         Some("vulkan") => Ok(wgpu::Backends::VULKAN),
         Some("metal") => Ok(wgpu::Backends::METAL),
         Some("dx12") => Ok(wgpu::Backends::DX12),
+        Some("gl") => Ok(wgpu::Backends::GL),
         Some(other) => Err(WgpuError::Unsupported(format!(
-            "TILE_WGPU_BACKEND={other}: expected vulkan, metal or dx12"
+            "TILE_WGPU_BACKEND={other}: expected vulkan, metal, dx12 or gl"
         ))),
     }
 }
@@ -721,10 +723,11 @@ mod tests {
             backends_named(Some("vulkan")).unwrap(),
             wgpu::Backends::VULKAN
         );
+        assert_eq!(backends_named(Some("gl")).unwrap(), wgpu::Backends::GL);
         assert_eq!(backends_named(None).unwrap(), wgpu::Backends::PRIMARY);
         let e = backends_named(Some("webgl")).unwrap_err().to_string();
         assert!(
-            e.contains("TILE_WGPU_BACKEND=webgl: expected vulkan, metal or dx12"),
+            e.contains("TILE_WGPU_BACKEND=webgl: expected vulkan, metal, dx12 or gl"),
             "{e}"
         );
     }
