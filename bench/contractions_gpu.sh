@@ -2,10 +2,10 @@
 # On the GPU machine: the CUDA tiled entry points (`_mm`, `_mm64`, and
 # attention's where built) checked against the interpreter (random and
 # large contractions, every fixture), then `tile bench` of the given cases
-# on cuda with the PyTorch peers (cuBLAS through torch_eager, and
-# torch_compile), all on one card in one call.
+# on cuda with the peers (cuBLAS through torch_eager, torch_compile and
+# jax_jit unless PEERS says otherwise), all on one card in one call.
 #
-#   OUT=/tmp/out bash bench/contractions_gpu.sh [CASES (contractions,contractions_large)] [ROUNDS (2)]
+#   OUT=/tmp/out [PEERS=torch_eager,...] bash bench/contractions_gpu.sh [CASES (contractions,contractions_large)] [ROUNDS (2)]
 #
 # Needs .device-carry/ with `tile` and the `gpu` test binary
 # (bench/carry.sh).
@@ -13,6 +13,7 @@ set -uo pipefail
 out=${OUT:-/tmp/tile-out}
 cases=${1:-contractions,contractions_large}
 rounds=${2:-2}
+peers=${PEERS:-torch_eager,torch_compile,jax_jit}
 carry=.device-carry
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
@@ -22,7 +23,7 @@ echo "exit $?"
 grep -E "SKIPPED|fixture runs|test result|panicked|failure|^test " "$out/gpu_tiles.log" | head -20
 echo "== bench $cases ($(date +%T))"
 timeout 300 "$carry/tile" bench --target cuda --cases "$cases" \
-  --peers torch_eager,torch_compile --rounds "$rounds" --samples 5 --out "$out/bench" \
+  --peers "$peers" --rounds "$rounds" --samples 5 --out "$out/bench" \
   > "$out/bench.txt" 2> "$out/bench.err"
 echo "exit $?"; tail -2 "$out/bench.err"
 "$carry/tile" audit "$out/bench/results.json" 2>&1 | tail -1

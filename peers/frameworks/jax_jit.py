@@ -140,6 +140,30 @@ def _graph(jax, graph):
             return jax.vjp(loss, x)[1](g)
 
         return f, "jax.vjp(logsumexp(x) - x[label])(grad_loss)"
+    # Products in exact FP32: XLA's default precision for an f32 dot on
+    # recent NVIDIA GPUs rounds the operands to TF32 (as Tile and cuBLAS
+    # by default do not).
+    hi = lax.Precision.HIGHEST
+    if graph == "gemm":
+        return (lambda a, b: (jnp.matmul(a, b, precision=hi),)), "jnp.matmul(a, b, precision=HIGHEST)"
+    if graph == "gemm_gelu_pair":
+
+        def f(a, b, bias):
+            z = jnp.matmul(a, b, precision=hi) + bias
+            z2 = z * z
+            t = jnp.tanh(C * (z + K * z2 * z))
+            value = 0.5 * z * (1.0 + t)
+            grad = 0.5 * (1.0 + t) + 0.5 * z * (1.0 - t * t) * C * (1.0 + 3.0 * K * z2)
+            return value, grad
+
+        return f, "z = matmul(a, b, precision=HIGHEST) + bias; GELU tanh formula and its derivative"
+    if graph == "attention":
+
+        def f(q, k, v):
+            s = jnp.matmul(q, k.T, precision=hi) * (1.0 / math.sqrt(q.shape[1]))
+            return (jnp.matmul(jax.nn.softmax(s, axis=-1), v, precision=hi),)
+
+        return f, "matmul(softmax(matmul(q, k.T) / sqrt(D)), v), precision=HIGHEST"
     return None, ""
 
 

@@ -118,6 +118,13 @@ def _graph(torch, graph, n):
             return value, grad
 
         return f, "z = a @ b + bias; GELU tanh formula and its derivative"
+    if graph == "attention":
+
+        def f(q, k, v):
+            s = (q @ k.T) * (1.0 / math.sqrt(q.shape[1]))
+            return (torch.softmax(s, dim=-1) @ v,)
+
+        return f, "softmax((q @ k.T) / sqrt(D), -1) @ v (inductor may match it to its attention kernels)"
     return None, ""
 
 
