@@ -226,7 +226,7 @@ impl CudaModule {
         // before the barriers and shuffles its neighbours wait at, so the
         // row kernel runs instead and reports the access.
         if self.opts.tiles && !fs.att.is_empty() && !checks_may_fail {
-            let threads = crate::print_attention::THREADS;
+            let threads = crate::print_contraction::THREADS;
             let sms = self.gpu.sm_count as i64;
             let fits = |rows: i64| (nrows + rows - 1) / rows >= sms;
             let pick = fs

@@ -8,31 +8,35 @@
 //! output columns. No score is ever stored outside registers and one
 //! 64-key block in shared memory:
 //!
-//! 1. For each block of keys, the scores' dot products as a tiled product
-//!    (`q` and `k` slices of 32 `d`, 8 for `f64`, in shared memory, each product summed
-//!    over `d` in order), then `F` on each (the program's expression,
-//!    printed with its checks) and the running maximum; the 16 threads
-//!    of a row combine theirs (`fmax`: any order gives the same value).
-//! 2. For each block of 128 output columns: again each block of keys'
-//!    scores, their weights `exp(F - m)` (the program's expression) into
-//!    shared memory, each thread's share of the row sum, and the weights
-//!    times `v`'s rows (16 keys at a time in shared memory), each output
-//!    summed over the keys in order. The row sum's 16 shares add in a
-//!    fixed tree, so the result is deterministic.
-//! 3. `G` of the weighted sums and the row sum, stored as the program
-//!    says.
+//! For each block of 128 output columns, one sweep over the keys (an
+//! online softmax), 64 keys at a time:
 //!
-//! Scores are computed twice (the maximum first), in exchange for exactly
-//! the program's maximum and weights (no running rescale).
+//! 1. The block's dot products as a tiled product (`q` and `k` slices of
+//!    32 `d`, 8 for `f64`, in shared memory, each product summed over `d`
+//!    in order), then `F` on each (the program's expression, printed with
+//!    its checks) and the block's maximum of each row; the 16 threads of a
+//!    row combine theirs (`fmax`: any order gives the same value).
+//! 2. The row's running maximum `m` grows to include it; what was summed
+//!    against the old maximum is scaled by `exp(old - new)` (exactly 1
+//!    where it did not grow).
+//! 3. The weights `exp(F - m)` (the program's expression) into shared
+//!    memory, each thread's share of the row sum, and the weights times
+//!    `v`'s rows (16 keys at a time in shared memory), each output summed
+//!    over the keys in order.
+//!
+//! Then the row sum's 16 shares add in a fixed tree (the result is
+//! deterministic) and `G` of the weighted sums and the row sum is stored
+//! as the program says. A weight against a running maximum differs from
+//! the program's (against the row's final maximum) by the rounding of the
+//! scale factors: a few units in the last place. A row whose scores are
+//! all `-inf` gets NaN sums, as the program's `exp(-inf - -inf)` gives.
 
 use tile_emit::Printer;
 use tile_ir::DType;
 use tile_plan::{Attention, Kernel};
 
-use crate::print_contraction::element;
+use crate::print_contraction::{element, read4, THREADS};
 
-/// Threads per block.
-pub(crate) const THREADS: u32 = 256;
 /// Keys per block of keys (16 threads x 4).
 const KEYS: i64 = 64;
 /// `d` per shared slice of `q` and `k`: 32 for `f32` (four barriers per
@@ -72,12 +76,13 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, a: &Attention, r: i64) {
     };
     let dtype = p.param(&a.q.buf).map(|q| q.dtype).unwrap_or(DType::F32);
     let f64 = dtype == DType::F64;
-    let (elem, zero, fma, fmax, nan, ninf) = if f64 {
+    let (elem, zero, fma, fmax, exp, nan, ninf) = if f64 {
         (
             "double",
             "0.0",
             "fma",
             "fmax",
+            "exp",
             "__longlong_as_double(0x7ff8000000000000LL)",
             "(-__longlong_as_double(0x7ff0000000000000LL))",
         )
@@ -87,6 +92,7 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, a: &Attention, r: i64) {
             "0.0f",
             "fmaf",
             "fmaxf",
+            "expf",
             "__int_as_float(0x7fc00000)",
             "(-__int_as_float(0x7f800000))",
         )
@@ -177,7 +183,7 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, a: &Attention, r: i64) {
         p.line(format!(
             "for (int att_a = 0; att_a < {r}; att_a++) att_fa[att_a] = att_qs[att_kk][att_ty * {r} + att_a];"
         ));
-        vec4(p, f64, "att_fb", 0, "att_ks[att_kk][att_tx * 4]");
+        read4(p, f64, "att_fb", "0", "att_ks[att_kk][att_tx * 4]");
         p.line("#pragma unroll");
         p.line(format!("for (int att_a = 0; att_a < {r}; att_a++) for (int att_u = 0; att_u < 4; att_u++) att_s[att_a][att_u] = {fma}(att_fa[att_a], att_fb[att_u], att_s[att_a][att_u]);"));
         p.close();
@@ -220,43 +226,17 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, a: &Attention, r: i64) {
         p.bind_loop(&a.key.name, "att_j");
         p.bind_value(&Attention::dot_name(), "att_s[att_a][att_u]", ty);
     };
-    // 1. The rows' maxima.
-    p.line(format!("{elem} att_mx[{r}];"));
-    p.line(format!(
-        "for (int att_a = 0; att_a < {r}; att_a++) att_mx[att_a] = {nan};"
-    ));
-    p.open(format!(
-        "for (long long att_j0 = 0; att_j0 < att_n; att_j0 += {KEYS})"
-    ));
-    scores(p);
-    let depth = p.scope_len();
-    open_row(p);
-    p.line("if (att_i >= att_m) continue;");
-    bind_row(p);
-    open_key(p);
-    p.line("if (att_j >= att_n) continue;");
-    bind_key(p);
-    let (score, _) = p.lower_as(&a.score, ty);
-    p.line(format!("att_mx[att_a] = {fmax}(att_mx[att_a], {score});"));
-    p.close();
-    p.close();
-    p.truncate_scope(depth);
-    p.close();
-    p.line("#pragma unroll");
-    p.open(format!("for (int att_a = 0; att_a < {r}; att_a++)"));
-    p.line(format!(
-        "for (int att_o = 8; att_o >= 1; att_o >>= 1) att_mx[att_a] = {fmax}(att_mx[att_a], __shfl_xor_sync(0xffffffffu, att_mx[att_a], att_o));"
-    ));
-    p.line(format!("if (att_n <= 0) att_mx[att_a] = {ninf};"));
-    p.close();
-    // 2. Weights, their sum and the weighted rows, a block of columns at
-    // a time.
+    // One sweep over the keys per block of 128 output columns: each block
+    // of keys' scores, the rows' running maxima, the weights against them
+    // into shared memory, the running sums and weighted rows rescaled
+    // where a maximum grew.
     p.open(format!(
         "for (long long att_c0 = 0; att_c0 < att_e; att_c0 += {COLS})"
     ));
-    p.line(format!("{elem} att_z[{r}], att_acc[{r}][8];"));
+    p.line(format!("{elem} att_mx[{r}], att_z[{r}], att_acc[{r}][8];"));
     p.line("#pragma unroll");
     p.open(format!("for (int att_a = 0; att_a < {r}; att_a++)"));
+    p.line(format!("att_mx[att_a] = {nan};"));
     p.line(format!("att_z[att_a] = {zero};"));
     p.line(format!(
         "for (int att_w = 0; att_w < 8; att_w++) att_acc[att_a][att_w] = {zero};"
@@ -268,10 +248,43 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, a: &Attention, r: i64) {
     scores(p);
     let depth = p.scope_len();
     open_row(p);
+    // The block's maximum of the row: this thread's keys, then the 16
+    // threads of the row (every lane takes part in the shuffles).
+    p.line(format!("{elem} att_bm = {nan};"));
+    p.open("if (att_i < att_m)");
+    bind_row(p);
+    open_key(p);
+    p.line("if (att_j >= att_n) continue;");
+    bind_key(p);
+    let (score, _) = p.lower_as(&a.score, ty);
+    p.line(format!("att_bm = {fmax}(att_bm, {score});"));
+    p.close();
+    p.close();
+    p.truncate_scope(depth);
+    p.line(format!(
+        "for (int att_o = 8; att_o >= 1; att_o >>= 1) att_bm = {fmax}(att_bm, __shfl_xor_sync(0xffffffffu, att_bm, att_o));"
+    ));
+    // The new running maximum, and the factor of what was summed against
+    // the old one: 0 before the first key (nothing summed) and while the
+    // maximum was -inf (nothing was added then, see below); a NaN summed
+    // stays NaN.
+    p.line(format!(
+        "const {elem} att_mn = {fmax}(att_mx[att_a], att_bm);"
+    ));
+    p.line(format!(
+        "const {elem} att_sc = (att_mx[att_a] != att_mx[att_a] || att_mx[att_a] == {ninf}) ? {zero} : {exp}(att_mx[att_a] - att_mn);"
+    ));
+    p.line("att_mx[att_a] = att_mn;");
+    p.line("att_z[att_a] *= att_sc;");
+    p.line("#pragma unroll");
+    p.line("for (int att_w = 0; att_w < 8; att_w++) att_acc[att_a][att_w] *= att_sc;");
+    // The weights: the program's `exp(F - m)` against the running
+    // maximum (none while it is -inf: the row's weights are then either
+    // all NaN in the end, below, or all 0 against a later finite one).
     p.line(format!(
         "{elem} att_p[4] = {{{zero}, {zero}, {zero}, {zero}}};"
     ));
-    p.open("if (att_i < att_m)");
+    p.open(format!("if (att_i < att_m && att_mn != {ninf})"));
     bind_row(p);
     p.bind_value(&a.max, "att_mx[att_a]", ty);
     open_key(p);
@@ -290,6 +303,7 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, a: &Attention, r: i64) {
     p.line("att_z[att_a] += att_p[att_u];");
     p.close();
     p.close();
+    p.truncate_scope(depth);
     // The weights times v's rows, 16 keys at a time.
     p.line(format!(
         "const int att_kn = (int)(att_n - att_j0 < {KEYS} ? att_n - att_j0 : {KEYS});"
@@ -325,8 +339,8 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, a: &Attention, r: i64) {
     p.line(format!(
         "for (int att_a = 0; att_a < {r}; att_a++) att_fa[att_a] = att_pt[att_jj0 + att_kk][att_ty * {r} + att_a];"
     ));
-    vec4(p, f64, "att_fb", 0, "att_vs[att_kk][att_tx * 4]");
-    vec4(p, f64, "att_fb", 4, "att_vs[att_kk][64 + att_tx * 4]");
+    read4(p, f64, "att_fb", "0", "att_vs[att_kk][att_tx * 4]");
+    read4(p, f64, "att_fb", "4", "att_vs[att_kk][64 + att_tx * 4]");
     p.line("#pragma unroll");
     p.line(format!("for (int att_a = 0; att_a < {r}; att_a++) for (int att_w = 0; att_w < 8; att_w++) att_acc[att_a][att_w] = {fma}(att_fa[att_a], att_fb[att_w], att_acc[att_a][att_w]);"));
     p.close();
@@ -338,6 +352,17 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, a: &Attention, r: i64) {
     p.line(format!(
         "for (int att_a = 0; att_a < {r}; att_a++) for (int att_o = 1; att_o <= 8; att_o <<= 1) att_z[att_a] += __shfl_xor_sync(0xffffffffu, att_z[att_a], att_o);"
     ));
+    // A row whose maximum is -inf (every score -inf): each weight
+    // `exp(-inf - -inf)` is NaN, so are the sums.
+    p.line("#pragma unroll");
+    p.open(format!("for (int att_a = 0; att_a < {r}; att_a++)"));
+    p.open(format!("if (att_n > 0 && att_mx[att_a] == {ninf})"));
+    p.line(format!("att_z[att_a] = {nan};"));
+    p.line(format!(
+        "for (int att_w = 0; att_w < 8; att_w++) att_acc[att_a][att_w] = {nan};"
+    ));
+    p.close();
+    p.close();
     // 3. G on each output of the block of columns.
     let depth = p.scope_len();
     open_row(p);
@@ -356,19 +381,4 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, a: &Attention, r: i64) {
     p.close();
     p.truncate_scope(depth);
     p.close();
-}
-
-/// Four consecutive shared elements at `at` into `dst[off..off + 4]`: one
-/// 16-byte read for `f32`.
-fn vec4(p: &mut Printer, f64: bool, dst: &str, off: usize, at: &str) {
-    if f64 {
-        p.line("#pragma unroll");
-        p.line(format!(
-            "for (int att_y = 0; att_y < 4; att_y++) {dst}[{off} + att_y] = (&{at})[att_y];"
-        ));
-    } else {
-        p.line(format!(
-            "{{ const float4 att_v4 = *reinterpret_cast<const float4 *>(&{at}); {dst}[{off}] = att_v4.x; {dst}[{off} + 1] = att_v4.y; {dst}[{off} + 2] = att_v4.z; {dst}[{off} + 3] = att_v4.w; }}"
-        ));
-    }
 }

@@ -729,9 +729,9 @@ fn random_contractions_match_the_interpreter() {
         any::<bool>(),
         any::<bool>(),
         0usize..5,
-        prop::sample::select(vec![1i64, 7, 128, 129, 300]),
-        prop::sample::select(vec![1i64, 5, 128, 131, 257]),
-        prop::sample::select(vec![0i64, 1, 8, 9, 70]),
+        prop::sample::select(vec![1i64, 7, 128, 129, 256, 300]),
+        prop::sample::select(vec![1i64, 5, 128, 131, 132, 257]),
+        prop::sample::select(vec![0i64, 1, 8, 9, 16, 36, 70]),
         any::<bool>(),
     );
     runner
@@ -788,21 +788,25 @@ fn large_contractions_match_the_interpreter() {
         let program = tile_ir::parse_program(&text).unwrap();
         let plan = compile(&program, &Options::default()).unwrap();
         let module = tile_cuda::compile(&plan, &tile_cuda::CudaOptions::default()).unwrap();
-        let (m, n, kk) = (2100i64, 1537i64, 19i64);
-        let sizes = Sizes::from([("M".into(), m), ("N".into(), n), ("K".into(), kk)]);
-        let args = fixture::arguments(&program, &sizes).unwrap();
-        let mut want = args.clone();
-        interp::interpret(&program, &mut want, &sizes).unwrap();
-        let mut got = args;
-        module.run(&mut got, &sizes).unwrap();
-        let atol = 1e-5 * (kk + 1) as f64;
-        for out in outputs {
-            for e in 0..want[*out].len() {
-                let (g, w) = (got[*out].get_f64(e), want[*out].get_f64(e));
-                assert!(
-                    (g - w).abs() <= atol + 1e-4 * w.abs(),
-                    "{out}[{e}] = {g}, interpreter {w}, transposed {a_t}/{b_t}\n{text}"
-                );
+        // Odd strides (elements read one by one), then rows a multiple
+        // of 16 bytes (16-byte reads inside, checked reads at the edges
+        // and in the last, partial slice of `k`).
+        for (m, n, kk) in [(2100i64, 1537i64, 19i64), (2100, 1540, 36)] {
+            let sizes = Sizes::from([("M".into(), m), ("N".into(), n), ("K".into(), kk)]);
+            let args = fixture::arguments(&program, &sizes).unwrap();
+            let mut want = args.clone();
+            interp::interpret(&program, &mut want, &sizes).unwrap();
+            let mut got = args;
+            module.run(&mut got, &sizes).unwrap();
+            let atol = 1e-5 * (kk + 1) as f64;
+            for out in outputs {
+                for e in 0..want[*out].len() {
+                    let (g, w) = (got[*out].get_f64(e), want[*out].get_f64(e));
+                    assert!(
+                        (g - w).abs() <= atol + 1e-4 * w.abs(),
+                        "{out}[{e}] = {g}, interpreter {w}, transposed {a_t}/{b_t}, K={kk}\n{text}"
+                    );
+                }
             }
         }
     }
@@ -881,4 +885,100 @@ fn random_attention_matches_the_interpreter() {
             },
         )
         .unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn attention_whose_score_may_read_outside_reports_it() {
+    if !gpu_or_skip("attention_whose_score_may_read_outside_reports_it") {
+        return;
+    }
+    // `bias` has its own size: at B < N the score's read of `bias[j]`
+    // leaves the box. Such a check ends its thread before the attention
+    // entry points' barriers and shuffles, so the row kernel runs instead
+    // and names the access (no hang); at B = N the attention entry point
+    // runs and matches the interpreter.
+    let text =
+        fixture::attention(false, false, false, 2).replace("bias: in f32[N]", "bias: in f32[B]");
+    let program = tile_ir::parse_program(&text).unwrap();
+    let plan = compile(&program, &Options::default()).unwrap();
+    let opts = tile_cuda::CudaOptions::default();
+    let module = tile_cuda::compile(&plan, &opts).unwrap();
+    for (b, fails) in [(65i64, false), (64, true), (1, true)] {
+        let sizes = Sizes::from([
+            ("M".into(), 200),
+            ("N".into(), 65),
+            ("D".into(), 17),
+            ("E".into(), 3),
+            ("B".into(), b),
+        ]);
+        let args = fixture::arguments(&program, &sizes).unwrap();
+        let mut want = args.clone();
+        let expected = interp::interpret(&program, &mut want, &sizes);
+        assert_eq!(expected.is_err(), fails, "B={b}");
+        let mut got = args;
+        let r = module.run(&mut got, &sizes);
+        if fails {
+            let e = r.unwrap_err().to_string();
+            assert!(e.contains("`bias`"), "B={b}: {e}");
+        } else {
+            r.unwrap();
+            for x in 0..want["o"].len() {
+                let (g, w) = (got["o"].get_f64(x), want["o"].get_f64(x));
+                assert!(
+                    (g - w).abs() <= 1e-5 + 1e-4 * w.abs(),
+                    "o[{x}] = {g}, interpreter {w}"
+                );
+            }
+        }
+    }
+}
+
+/// Attention heads whose scores are `-inf` over whole blocks of keys: the
+/// first 130 keys of every row (the running maximum stays `-inf` over two
+/// blocks of 64, then grows), and a causal mask shifted by 5, whose first
+/// five rows are `-inf` throughout (NaN, as the program's `exp(-inf -
+/// -inf)` gives). The tiled entry points' online softmax matches the
+/// FP64 interpreter, NaN for NaN.
+#[test]
+fn attention_with_infinite_scores_matches_the_interpreter() {
+    if !gpu_or_skip("attention_with_infinite_scores_matches_the_interpreter") {
+        return;
+    }
+    let dot = "sum(d in 0..D: q[i, d] * k[j, d])";
+    for (mask, nan_rows) in [("j >= 130", 0), ("j + 5 <= i", 5)] {
+        let text = fixture::attention(false, false, false, 0).replace(
+            &format!("{dot} * scale"),
+            &format!("select({mask}, {dot} * scale, -inf)"),
+        );
+        let program = tile_ir::parse_program(&text).unwrap();
+        let plan = compile(&program, &Options::default()).unwrap();
+        let module = tile_cuda::compile(&plan, &tile_cuda::CudaOptions::default()).unwrap();
+        for m in [200i64, 9000] {
+            let sizes = Sizes::from([
+                ("M".into(), m),
+                ("N".into(), 300),
+                ("D".into(), 17),
+                ("E".into(), 3),
+            ]);
+            let args = fixture::arguments(&program, &sizes).unwrap();
+            let mut want = args.clone();
+            interp::interpret(&program, &mut want, &sizes).unwrap();
+            let mut got = args;
+            module.run(&mut got, &sizes).unwrap();
+            let mut nans = 0;
+            for x in 0..want["o"].len() {
+                let (g, w) = (got["o"].get_f64(x), want["o"].get_f64(x));
+                if w.is_nan() {
+                    nans += 1;
+                    assert!(g.is_nan(), "o[{x}] = {g}, interpreter NaN, M={m}, {mask}");
+                } else {
+                    assert!(
+                        (g - w).abs() <= 1e-5 + 1e-4 * w.abs(),
+                        "o[{x}] = {g}, interpreter {w}, M={m}, {mask}"
+                    );
+                }
+            }
+            assert_eq!(nans, nan_rows * 3, "M={m}, {mask}");
+        }
+    }
 }
