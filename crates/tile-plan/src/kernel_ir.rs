@@ -897,7 +897,7 @@ impl fmt::Display for Lowered {
             if let (Some(a), false) = (&k.attention, self.target.vectors) {
                 writeln!(
                     f,
-                    "     tiles:  attention over {}, {}, {}: a block of query rows per block of threads, scores in registers computed twice (the maximum, then the weights with their sum and the weighted rows of {}), no M x N array (entry points beside the row kernel)",
+                    "     tiles:  attention over {}, {}, {}: a block of query rows per block of threads, scores in registers, one sweep over the keys per 128 output columns (an online softmax: running maximum, weights, their sum and the weighted rows of {}), no M x N array (entry points beside the row kernel)",
                     a.q.buf, a.k.buf, a.v.buf, a.v.buf
                 )?;
             }
