@@ -28,8 +28,13 @@
 //! deterministic) and `G` of the weighted sums and the row sum is stored
 //! as the program says. A weight against a running maximum differs from
 //! the program's (against the row's final maximum) by the rounding of the
-//! scale factors: a few units in the last place. A row whose scores are
-//! all `-inf` gets NaN sums, as the program's `exp(-inf - -inf)` gives.
+//! scale factors: a few units in the last place (and a sum of values near
+//! the float type's largest can overflow against a running maximum where
+//! it would not against the final one). A row whose scores are all `-inf`
+//! gets NaN sums, as the program's `exp(-inf - -inf)` gives, and so does a
+//! row with a NaN score, whose weight is NaN against any maximum (it is
+//! remembered: while the running maximum is `-inf` weights are taken as
+//! 0).
 
 use tile_emit::Printer;
 use tile_ir::DType;
@@ -233,10 +238,16 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, a: &Attention, r: i64) {
     p.open(format!(
         "for (long long att_c0 = 0; att_c0 < att_e; att_c0 += {COLS})"
     ));
-    p.line(format!("{elem} att_mx[{r}], att_z[{r}], att_acc[{r}][8];"));
+    // `att_nan`: whether this thread saw a NaN score in the row (its
+    // weight is NaN whatever the maximum, so are the row's sums; a weight
+    // taken while the running maximum is -inf is 0 instead, below).
+    p.line(format!(
+        "{elem} att_mx[{r}], att_z[{r}], att_acc[{r}][8]; int att_nan[{r}];"
+    ));
     p.line("#pragma unroll");
     p.open(format!("for (int att_a = 0; att_a < {r}; att_a++)"));
     p.line(format!("att_mx[att_a] = {nan};"));
+    p.line("att_nan[att_a] = 0;");
     p.line(format!("att_z[att_a] = {zero};"));
     p.line(format!(
         "for (int att_w = 0; att_w < 8; att_w++) att_acc[att_a][att_w] = {zero};"
@@ -257,7 +268,9 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, a: &Attention, r: i64) {
     p.line("if (att_j >= att_n) continue;");
     bind_key(p);
     let (score, _) = p.lower_as(&a.score, ty);
-    p.line(format!("att_bm = {fmax}(att_bm, {score});"));
+    p.line(format!("const {elem} att_f = {score};"));
+    p.line(format!("att_bm = {fmax}(att_bm, att_f);"));
+    p.line("att_nan[att_a] |= att_f != att_f;");
     p.close();
     p.close();
     p.truncate_scope(depth);
@@ -353,10 +366,16 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, a: &Attention, r: i64) {
         "for (int att_a = 0; att_a < {r}; att_a++) for (int att_o = 1; att_o <= 8; att_o <<= 1) att_z[att_a] += __shfl_xor_sync(0xffffffffu, att_z[att_a], att_o);"
     ));
     // A row whose maximum is -inf (every score -inf): each weight
-    // `exp(-inf - -inf)` is NaN, so are the sums.
+    // `exp(-inf - -inf)` is NaN, so are the sums; likewise a row with a
+    // NaN score (any of its 16 threads').
     p.line("#pragma unroll");
     p.open(format!("for (int att_a = 0; att_a < {r}; att_a++)"));
-    p.open(format!("if (att_n > 0 && att_mx[att_a] == {ninf})"));
+    p.line(
+        "for (int att_o = 1; att_o <= 8; att_o <<= 1) att_nan[att_a] |= __shfl_xor_sync(0xffffffffu, att_nan[att_a], att_o);",
+    );
+    p.open(format!(
+        "if (att_nan[att_a] || (att_n > 0 && att_mx[att_a] == {ninf}))"
+    ));
     p.line(format!("att_z[att_a] = {nan};"));
     p.line(format!(
         "for (int att_w = 0; att_w < 8; att_w++) att_acc[att_a][att_w] = {nan};"

@@ -67,6 +67,48 @@ fn every_source_compiles_with_nvrtc_where_available() {
     }
 }
 
+/// The tiled entry points of every contraction and attention fixture
+/// (`tile_ir::fixture`: each transpose, each epilogue or score, `f32` and
+/// `f64`) compile with NVRTC for sm_90, where NVRTC can be loaded (it needs
+/// no GPU: `TILE_NVRTC_LIB` may name a copy from the `nvidia-cuda-nvrtc`
+/// wheel).
+#[test]
+fn every_tiled_entry_point_compiles_with_nvrtc_where_available() {
+    let nv = match tile_cuda::nvrtc::Nvrtc::load() {
+        Ok(n) => n,
+        Err(e) => {
+            println!("SKIPPED: NVRTC compile check of the tiled entry points: {e}");
+            return;
+        }
+    };
+    let mut texts = Vec::new();
+    for (x, y) in [(false, false), (true, false), (false, true), (true, true)] {
+        for which in 0..5 {
+            texts.push(tile_ir::fixture::contraction(x, y, which).0);
+        }
+        for v in [false, true] {
+            for score in 0..3 {
+                texts.push(tile_ir::fixture::attention(x, y, v, score));
+            }
+        }
+    }
+    let mut entries = 0;
+    for text in texts {
+        for t in [text.clone(), text.replace("f32", "f64")] {
+            let program = tile_ir::parse_program(&t).unwrap();
+            let plan = compile(&program, &Options::default()).unwrap();
+            let src = tile_cuda::emit_cuda(&plan).unwrap();
+            entries += src.matches("_mm(").count() + src.matches("_mm64(").count();
+            entries += src.matches("_att32(").count() + src.matches("_att64(").count();
+            if let Err(e) = nv.compile(&src, "t.cu", 90, &["--std=c++17".to_string()]) {
+                panic!("{e}\n{t}");
+            }
+        }
+    }
+    println!("NVRTC compiled {entries} tiled entry points");
+    assert!(entries >= 2 * 20 * 2 + 24 * 3, "{entries}");
+}
+
 #[test]
 fn the_seed_pairs_get_a_16_byte_entry_point() {
     for f in ["sigmoid_pair", "gelu_pair"] {

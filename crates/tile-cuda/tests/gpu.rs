@@ -935,17 +935,25 @@ fn attention_whose_score_may_read_outside_reports_it() {
 
 /// Attention heads whose scores are `-inf` over whole blocks of keys: the
 /// first 130 keys of every row (the running maximum stays `-inf` over two
-/// blocks of 64, then grows), and a causal mask shifted by 5, whose first
-/// five rows are `-inf` throughout (NaN, as the program's `exp(-inf -
-/// -inf)` gives). The tiled entry points' online softmax matches the
-/// FP64 interpreter, NaN for NaN.
+/// blocks of 64, then grows), the same with key 3's score NaN (seen while
+/// the maximum is `-inf`: every row is NaN, as the program's `exp(NaN -
+/// m)` makes it), and a causal mask shifted by 5, whose first five rows are
+/// `-inf` throughout (NaN, as the program's `exp(-inf - -inf)` gives).
+/// The tiled entry points' online softmax matches the FP64 interpreter,
+/// NaN for NaN.
 #[test]
 fn attention_with_infinite_scores_matches_the_interpreter() {
     if !gpu_or_skip("attention_with_infinite_scores_matches_the_interpreter") {
         return;
     }
     let dot = "sum(d in 0..D: q[i, d] * k[j, d])";
-    for (mask, nan_rows) in [("j >= 130", 0), ("j + 5 <= i", 5)] {
+    // (mask, whether key 3 holds a NaN, rows of NaN: -1 for all).
+    let heads = [
+        ("j >= 130", false, 0i64),
+        ("j >= 130 || j == 3", true, -1),
+        ("j + 5 <= i", false, 5),
+    ];
+    for (mask, nan_key, nan_rows) in heads {
         let text = fixture::attention(false, false, false, 0).replace(
             &format!("{dot} * scale"),
             &format!("select({mask}, {dot} * scale, -inf)"),
@@ -960,7 +968,11 @@ fn attention_with_infinite_scores_matches_the_interpreter() {
                 ("D".into(), 17),
                 ("E".into(), 3),
             ]);
-            let args = fixture::arguments(&program, &sizes).unwrap();
+            let mut args = fixture::arguments(&program, &sizes).unwrap();
+            if nan_key {
+                // k[3, 0]: every row's score of key 3 is NaN.
+                args.get_mut("k").unwrap().set_f64(3 * 17, f64::NAN);
+            }
             let mut want = args.clone();
             interp::interpret(&program, &mut want, &sizes).unwrap();
             let mut got = args;
@@ -978,7 +990,8 @@ fn attention_with_infinite_scores_matches_the_interpreter() {
                     );
                 }
             }
-            assert_eq!(nans, nan_rows * 3, "M={m}, {mask}");
+            let rows = if nan_rows < 0 { m } else { nan_rows };
+            assert_eq!(nans, rows * 3, "M={m}, {mask}, NaN key {nan_key}");
         }
     }
 }
