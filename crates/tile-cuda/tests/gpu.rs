@@ -712,9 +712,12 @@ fn nan_in_max_and_min_matches_the_interpreter() {
 }
 
 /// Random contractions (either operand transposed, five epilogues, `f32`
-/// and `f64`) at shapes across the 128 x 128 tiles and the 8-deep slices,
-/// 1-element and empty `k` included: the tiled entry point (`_mm`) matches
-/// the FP64 interpreter within `f32` accumulation's error.
+/// and `f64`) at shapes across the 64 x 64 tiles and the 16-deep slices
+/// (8 for `f64`), rows a multiple of 16 bytes or not, 1-element and empty
+/// `k` included: the tiled entry point these sizes launch (`_mm64`: too
+/// few 128-tiles to fill the GPU) matches the FP64 interpreter within
+/// `f32` accumulation's error. `large_contractions_match_the_interpreter`
+/// runs `_mm`.
 #[test]
 fn random_contractions_match_the_interpreter() {
     if !gpu_or_skip("random_contractions_match_the_interpreter") {
@@ -775,7 +778,8 @@ fn random_contractions_match_the_interpreter() {
 }
 
 /// Contractions large enough for the 128 x 128 entry point (`_mm`: more
-/// tiles than multiprocessors), ragged at both edges, each transpose:
+/// tiles than multiprocessors), ragged at both edges, each transpose,
+/// `f32` and `f64`:
 /// the products and an epilogue reading a row vector match the FP64
 /// interpreter.
 #[test]
@@ -783,8 +787,12 @@ fn large_contractions_match_the_interpreter() {
     if !gpu_or_skip("large_contractions_match_the_interpreter") {
         return;
     }
-    for (a_t, b_t) in [(false, false), (true, false), (false, true), (true, true)] {
-        let (text, outputs) = fixture::contraction(a_t, b_t, 4);
+    let transposes = [(false, false), (true, false), (false, true), (true, true)];
+    for ((a_t, b_t), f64) in transposes.into_iter().flat_map(|t| [(t, false), (t, true)]) {
+        let (mut text, outputs) = fixture::contraction(a_t, b_t, 4);
+        if f64 {
+            text = text.replace("f32", "f64");
+        }
         let program = tile_ir::parse_program(&text).unwrap();
         let plan = compile(&program, &Options::default()).unwrap();
         let module = tile_cuda::compile(&plan, &tile_cuda::CudaOptions::default()).unwrap();
@@ -804,7 +812,7 @@ fn large_contractions_match_the_interpreter() {
                     let (g, w) = (got[*out].get_f64(e), want[*out].get_f64(e));
                     assert!(
                         (g - w).abs() <= atol + 1e-4 * w.abs(),
-                        "{out}[{e}] = {g}, interpreter {w}, transposed {a_t}/{b_t}, K={kk}\n{text}"
+                        "{out}[{e}] = {g}, interpreter {w}, transposed {a_t}/{b_t}, f64 {f64}, K={kk}\n{text}"
                     );
                 }
             }
