@@ -292,8 +292,9 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, a: &Attention, r: i64) {
     p.line("#pragma unroll");
     p.line("for (int att_w = 0; att_w < 8; att_w++) att_acc[att_a][att_w] *= att_sc;");
     // The weights: the program's `exp(F - m)` against the running
-    // maximum (none while it is -inf: the row's weights are then either
-    // all NaN in the end, below, or all 0 against a later finite one).
+    // maximum (0 while it is -inf: against a later finite maximum those
+    // keys' weights are 0, except NaN scores, which `att_nan` remembers;
+    // a maximum still -inf at the end makes the row NaN, below).
     p.line(format!(
         "{elem} att_p[4] = {{{zero}, {zero}, {zero}, {zero}}};"
     ));
