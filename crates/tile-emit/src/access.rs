@@ -141,6 +141,18 @@ impl Printer<'_> {
         parts.join(" && ")
     }
 
+    /// The element at offset `off` of the parameter `buf` (of type `ty`):
+    /// `ptr[off]`, or its place in the buffer's 16-byte view where the
+    /// dialect reads `f32` buffers through one
+    /// ([`crate::GpuSpelling::quad_elem`]).
+    fn elem_at(&self, buf: &str, ty: VTy, off: &str) -> String {
+        let ptr = Printer::ptr_name(buf);
+        match self.d.gpu.as_ref().and_then(|g| g.quad_elem) {
+            Some(view) if ty == VTy::F32 => view.replace("{p}", &ptr).replace("{o}", off),
+            _ => format!("{ptr}[{off}]"),
+        }
+    }
+
     fn elem_read(&self, ty: VTy, at: &str) -> String {
         match ty {
             VTy::F32 | VTy::F64 => at.to_string(),
@@ -192,7 +204,7 @@ impl Printer<'_> {
                 let c = self.in_box(buf, &dims);
                 self.line(self.d.check(&c, id));
             }
-            let read = self.elem_read(ty, &format!("{ptr}[{}]", self.offset(buf, &dims)));
+            let read = self.elem_read(ty, &self.elem_at(buf, ty, &self.offset(buf, &dims)));
             let st = self.scalar_type(ty);
             self.line(self.d.syntax.decl(st, &t, &read));
             return Val::uni(t, ty);
@@ -290,7 +302,8 @@ impl Printer<'_> {
             }
             let w = self.elem_write(ty, &v.code);
             let off = self.offset(buf, &dims);
-            self.line(format!("{ptr}[{off}] = {w};"));
+            let at = self.elem_at(buf, ty, &off);
+            self.line(format!("{at} = {w};"));
             return;
         }
         let v = if ty == VTy::Bool {

@@ -103,11 +103,15 @@ impl Printer<'_> {
         self.in_box_span(buf, &dims, width)
     }
 
-    /// C code of the address of `buf[idx]` with the loop variable `var`
-    /// bound to the C code `at`.
+    /// The address of `buf[idx]` with the loop variable `var` bound to the
+    /// code `at` (the dialect's [`crate::GpuSpelling::quad_at`]; a C
+    /// pointer elsewhere).
     pub fn address(&mut self, var: &str, at: &str, buf: &str, idx: &[Expr]) -> String {
         let dims = self.index_code(var, at, idx);
-        format!("({} + {})", Printer::ptr_name(buf), self.offset(buf, &dims))
+        let pattern = self.d.gpu.as_ref().map_or("({p} + {o})", |g| g.quad_at);
+        pattern
+            .replace("{p}", &Printer::ptr_name(buf))
+            .replace("{o}", &self.offset(buf, &dims))
     }
 
     /// For a whole row `row` (C code) of the 2-D `buf`: the C condition

@@ -249,6 +249,14 @@ pub struct GpuSpelling {
     pub quad_store: &'static str,
     /// Whether address `{a}` is 16-byte aligned.
     pub aligned16: &'static str,
+    /// The address (`{a}` of [`GpuSpelling::quad_load`]) of element `{o}`
+    /// of the buffer `{p}`: a pointer in C, the `vec4<f32>` element of
+    /// WGSL's 16-byte view of it.
+    pub quad_at: &'static str,
+    /// Where a dialect reads `f32` buffers through 16-byte views (WGSL's
+    /// `_v4` entry points, whose storage arrays are typed): element `{o}`
+    /// of the buffer `{p}` in its view. `None` reads them directly.
+    pub quad_elem: Option<&'static str>,
     /// The kernel's buffer number `{n}` (an untyped pointer).
     pub buffer: &'static str,
     /// The smaller of two integers `{a}` and `{v}`.
@@ -398,6 +406,8 @@ pub const CUDA: Dialect = Dialect {
         quad_load: "*reinterpret_cast<const float4 *>{a}",
         quad_store: "*reinterpret_cast<float4 *>{a} = {v};",
         aligned16: "(reinterpret_cast<unsigned long long>{a} & 15ULL) == 0",
+        quad_at: "({p} + {o})",
+        quad_elem: None,
         buffer: "a.A[{n}]",
         min: "min({a}, {v})",
         unroll_fully: "#pragma unroll",

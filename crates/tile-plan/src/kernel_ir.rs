@@ -147,9 +147,13 @@ pub struct Target {
     /// Vector accumulators of a uniform reduction's first loop
     /// (independent chains; see [`Reassociation`]).
     pub accumulators: u32,
-    /// 16-byte loads and stores of four `f32` (CUDA's `_v4` element entry
-    /// points and the quad loops of row kernels).
+    /// 16-byte loads and stores of four `f32` in row kernels (their quad
+    /// loops and batched loops).
     pub wide_access: bool,
+    /// Element kernels get a `_v4` entry point ([`Entry::Quads`]): four
+    /// consecutive elements per thread with 16-byte accesses (CUDA's
+    /// `float4`, WGSL's `vec4<f32>` views of the buffers).
+    pub quad_entries: bool,
     /// Memory a block's threads share, where rows that several statements
     /// read are staged (CUDA's `_rows` entry points).
     pub shared_rows: bool,
@@ -180,6 +184,7 @@ impl Target {
         vectors: true,
         accumulators: 4,
         wide_access: false,
+        quad_entries: false,
         shared_rows: false,
         held_quads: 0,
         barriers: false,
@@ -188,14 +193,15 @@ impl Target {
         tiles_attention: true,
     };
 
-    /// The WGSL target (wgpu): blocks and barriers, scalar accesses (WGSL
-    /// storage arrays are typed; no 16-byte views), no staged or held
-    /// rows.
+    /// The WGSL target (wgpu): blocks and barriers; 16-byte accesses in
+    /// element kernels' `_v4` entry points only (through `vec4<f32>` views
+    /// of the buffers), scalar ones in row kernels; no staged or held rows.
     pub const WGPU: Target = Target {
         name: "wgpu",
         vectors: false,
         accumulators: 1,
         wide_access: false,
+        quad_entries: true,
         shared_rows: false,
         held_quads: 0,
         barriers: true,
@@ -212,6 +218,7 @@ impl Target {
             vectors: false,
             accumulators: 1,
             wide_access: true,
+            quad_entries: true,
             shared_rows: true,
             held_quads,
             barriers: true,

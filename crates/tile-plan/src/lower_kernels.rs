@@ -123,7 +123,7 @@ pub fn lower_kernel(
         BTreeSet::new()
     };
     let mut entries = Vec::new();
-    if target.wide_access && k.mapping.is_elementwise() {
+    if target.quad_entries && k.mapping.is_elementwise() {
         if let Some((conditions, sites)) = quads(program, index, k) {
             entries.push(Entry::Quads { conditions, sites });
         }

@@ -25,7 +25,7 @@ use crate::WgpuError;
 use tile_emit::gpu::FullPrint;
 use tile_emit::{Dialect, GpuSpelling, Printer, Syntax};
 use tile_ir::{DType, Expr, Func, Program, Role};
-use tile_plan::kernel_ir::Target;
+use tile_plan::kernel_ir::{QuadCondition, Target};
 use tile_plan::{Kernel, Mapping, Plan};
 
 /// Failure ids: kernel `n`'s sites are numbered from `n * KERNEL_SITES + 1`.
@@ -74,9 +74,11 @@ pub const WGSL: Dialect = Dialect {
         int32: "i32",
         quad: "vec4<f32>",
         quad_of: "vec4<f32>({v})",
-        quad_load: "",
-        quad_store: "",
+        quad_load: "{a}",
+        quad_store: "{a} = {v};",
         aligned16: "false",
+        quad_at: "{p}_v4[({o}) >> 2u]",
+        quad_elem: None,
         buffer: "",
         min: "min({a}, {v})",
         unroll_fully: "",
@@ -107,6 +109,28 @@ pub const WGSL_BLOCKS: Dialect = {
     }
     d
 };
+
+/// The dialect of element kernels' `_v4` entry points: every `f32`
+/// buffer read and written through its `vec4<f32>` view (`p_x_v4`,
+/// [`view_binding`]), scalar elements as components of it, so no buffer
+/// is reached through two bindings in one dispatch.
+pub const WGSL_QUADS: Dialect = {
+    let mut d = WGSL;
+    if let Some(g) = &mut d.gpu {
+        g.quad_elem = Some("{p}_v4[({o}) >> 2u][({o}) & 3]");
+    }
+    d
+};
+
+/// The binding of parameter `i`'s 16-byte view, of a program of
+/// `params` parameters: after the parameters and the chunk results.
+pub(crate) fn view_binding(params: usize, i: usize) -> usize {
+    params + 3 + i
+}
+
+/// Offset of the `_v4` entry points' own sites (their 16-byte accesses)
+/// within a kernel's, as on CUDA.
+pub(crate) const V4_SITE_BASE: i32 = 100_000;
 
 /// Threads of a row kernel's workgroup (and of element and serial
 /// kernels'), along x.
@@ -139,6 +163,10 @@ pub(crate) struct Emitted {
     /// Read by the runtime, to name a failed check.
     #[cfg_attr(not(feature = "runtime"), allow(dead_code))]
     pub sites: Vec<Vec<tile_emit::Site>>,
+    /// Per kernel, where it has a `_v4` entry point: the conditions under
+    /// which it runs and the buffer each of its own sites names.
+    #[cfg_attr(not(feature = "runtime"), allow(dead_code))]
+    pub quads: Vec<Option<(Vec<QuadCondition>, Vec<String>)>>,
 }
 
 pub(crate) fn emit(plan: &Plan) -> Result<Emitted, WgpuError> {
@@ -177,10 +205,32 @@ pub(crate) fn emit(plan: &Plan) -> Result<Emitted, WgpuError> {
             program.params.len() + 2
         ));
     }
+    let lowered: Vec<_> = plan
+        .kernels
+        .iter()
+        .map(|k| tile_plan::lower_kernel(program, &index, k, Target::WGPU))
+        .collect();
+    if lowered.iter().any(|l| l.quads().is_some()) {
+        // The 16-byte views the `_v4` entry points use instead.
+        for (i, q) in program.params.iter().enumerate() {
+            if q.dtype == DType::F32 {
+                let access = if q.role == Role::In {
+                    "read"
+                } else {
+                    "read_write"
+                };
+                source.push_str(&format!(
+                    "@group(0) @binding({}) var<storage, {access}> {}_v4: array<vec4<f32>>;\n",
+                    view_binding(program.params.len(), i),
+                    Printer::ptr_name(&q.name)
+                ));
+            }
+        }
+    }
     source.push_str(&crate::prelude::prelude());
     let mut sites = Vec::new();
-    for (n, k) in plan.kernels.iter().enumerate() {
-        let lowered = tile_plan::lower_kernel(program, &index, k, Target::WGPU);
+    let mut quads = Vec::new();
+    for (n, (k, lowered)) in plan.kernels.iter().zip(&lowered).enumerate() {
         let blocks = matches!(
             k.mapping,
             Mapping::RowReduction | Mapping::ColumnReduction | Mapping::FullReduction
@@ -210,11 +260,11 @@ pub(crate) fn emit(plan: &Plan) -> Result<Emitted, WgpuError> {
                     rows: 1,
                     held: 0,
                 };
-                tile_emit::gpu::row_reduction(&mut p, k, &lowered, None, program, unroll)
+                tile_emit::gpu::row_reduction(&mut p, k, lowered, None, program, unroll)
             }
-            Mapping::ColumnReduction => tile_emit::gpu::column_reduction(&mut p, k, &lowered),
+            Mapping::ColumnReduction => tile_emit::gpu::column_reduction(&mut p, k, lowered),
             Mapping::FullReduction => match &full {
-                Some(f) => FullPrint(f).print_chunks(&mut p, params.len(), program, &lowered),
+                Some(f) => FullPrint(f).print_chunks(&mut p, params.len(), program, lowered),
                 None => p.refuse(format!("kernel {} is not a full reduction", k.name)),
             },
             Mapping::Serial => tile_emit::gpu::one_thread(&mut p, &k.body),
@@ -240,29 +290,93 @@ pub(crate) fn emit(plan: &Plan) -> Result<Emitted, WgpuError> {
             p.truncate_scope(depth);
         }
         let printed = p.finish();
-        if !printed.errors.is_empty() {
-            return Err(WgpuError::Unsupported(format!(
-                "kernel {} of `{}`: {}",
-                k.name,
-                program.name,
-                printed.errors.join("; ")
-            )));
-        }
-        if let Some(h) = printed
-            .helpers
-            .iter()
-            .find(|h| !DEFINED.contains(&h.as_str()))
-        {
-            return Err(WgpuError::Unsupported(format!(
-                "kernel {} of `{}` calls `{h}`, which has no WGSL definition yet",
-                k.name, program.name
-            )));
-        }
+        accept(&printed, k, program)?;
         source.push('\n');
         source.push_str(&printed.code);
-        sites.push(printed.sites);
+        let mut kernel_sites = printed.sites;
+        let base = n as i32 * KERNEL_SITES;
+        let quad = lowered
+            .quads()
+            .and_then(|(conditions, own)| {
+                let printed = print_quads(program, &index, k, &params, base);
+                accept(&printed, k, program).ok()?;
+                Some((printed, (conditions.to_vec(), own.to_vec())))
+            })
+            .map(|(printed, quad)| {
+                source.push('\n');
+                source.push_str(&printed.code);
+                // Its ragged tail is printed first, so its checks number
+                // as the plain entry point's; the lanes' scalar checks
+                // follow them.
+                let m = kernel_sites.len();
+                if printed.sites.len() > m && printed.sites[..m] == kernel_sites[..] {
+                    kernel_sites.extend_from_slice(&printed.sites[m..]);
+                }
+                quad
+            });
+        sites.push(kernel_sites);
+        quads.push(quad);
     }
-    Ok(Emitted { source, sites })
+    Ok(Emitted {
+        source,
+        sites,
+        quads,
+    })
+}
+
+/// Kernel `k`'s `_v4` entry point (`tile_kN_v4`): four consecutive
+/// elements per thread, every `f32` buffer through its 16-byte view, the
+/// row's ragged end first; its 16-byte accesses report `base +
+/// V4_SITE_BASE + 1, + 2, ...`.
+fn print_quads(
+    program: &Program,
+    index: &tile_ir::ParamIndex,
+    k: &Kernel,
+    params: &[&tile_ir::Param],
+    base: i32,
+) -> tile_emit::Printed {
+    let mut p = Printer::with_index(&WGSL_QUADS, program, index);
+    p.set_site_base(base as u32);
+    p.line(format!(
+        "/* {} (4 elements per thread, 16-byte accesses): {}{}; stores {}; reads {} */",
+        k.name,
+        k.mapping.name(),
+        k.over(),
+        k.stores.join(", "),
+        k.reads.join(", ")
+    ));
+    let (wx, wy) = workgroup(k);
+    p.line(format!("@compute @workgroup_size({wx}, {wy})"));
+    let depth = p.scope_len();
+    open_entry(&mut p, &format!("tile_{}_v4", k.name), (wx, wy), params);
+    tile_emit::gpu::element_grid_v4(&mut p, k, 1, base + V4_SITE_BASE);
+    p.close();
+    p.truncate_scope(depth);
+    p.finish()
+}
+
+/// Checks a printed entry point of kernel `k`: nothing refused, and every
+/// helper it calls defined in WGSL.
+fn accept(printed: &tile_emit::Printed, k: &Kernel, program: &Program) -> Result<(), WgpuError> {
+    if !printed.errors.is_empty() {
+        return Err(WgpuError::Unsupported(format!(
+            "kernel {} of `{}`: {}",
+            k.name,
+            program.name,
+            printed.errors.join("; ")
+        )));
+    }
+    if let Some(h) = printed
+        .helpers
+        .iter()
+        .find(|h| !DEFINED.contains(&h.as_str()))
+    {
+        return Err(WgpuError::Unsupported(format!(
+            "kernel {} of `{}` calls `{h}`, which has no WGSL definition yet",
+            k.name, program.name
+        )));
+    }
+    Ok(())
 }
 
 /// A whole-array reduction's parts with its chunks reduced in `f32`

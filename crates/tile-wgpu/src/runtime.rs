@@ -13,11 +13,12 @@
 //! the platform's primary ones; `gl` is OpenGL ES 3.1 through EGL, for
 //! machines with no Vulkan driver).
 
-use crate::emit::{emit, KERNEL_SITES};
+use crate::emit::{emit, KERNEL_SITES, V4_SITE_BASE};
 use crate::WgpuError;
 use std::collections::BTreeMap;
 use tile_ir::args::RawArg;
 use tile_ir::{ArgError, Array, ArrayData, DType, Role, Sizes};
+use tile_plan::kernel_ir::QuadCondition;
 use tile_plan::{Mapping, Plan};
 use wgpu::util::DeviceExt;
 
@@ -30,8 +31,12 @@ const MAX_GROUPS: i64 = 65535;
 /// A call's arguments on the device ([`WgpuModule::bind`]).
 pub struct WgpuBound {
     group: wgpu::BindGroup,
-    /// Workgroups per entry point.
-    groups: Vec<(u32, u32)>,
+    /// The same buffers with every `f32` one through its 16-byte view,
+    /// where a `_v4` entry point runs.
+    views: Option<wgpu::BindGroup>,
+    /// Per entry point: its workgroups, and whether its `_v4` pipeline
+    /// runs.
+    groups: Vec<((u32, u32), bool)>,
     err: wgpu::Buffer,
     bufs: Vec<wgpu::Buffer>,
     /// Written parameters with data: position and bytes.
@@ -45,10 +50,13 @@ pub struct WgpuBound {
 /// An entry point of the module: kernel `kernel`'s, or (with `fin`) the
 /// second stage of a whole-array reduction (one workgroup combining the
 /// chunks' results in `tile_part`).
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct Entry {
     kernel: usize,
     fin: bool,
+    /// Where the kernel has a `_v4` entry point: the conditions under
+    /// which it runs (`tile_plan::kernel_ir::quads_aligned`).
+    quads: Option<Vec<QuadCondition>>,
 }
 
 /// A program compiled for one wgpu device.
@@ -60,10 +68,19 @@ pub struct WgpuModule {
     device: wgpu::Device,
     queue: wgpu::Queue,
     layout: wgpu::BindGroupLayout,
+    /// The bind group layout of the `_v4` entry points, where any
+    /// kernel has one: sizes, failure word, the `f32` parameters' views
+    /// and the other parameters.
+    views: Option<wgpu::BindGroupLayout>,
     /// One per entry point, in launch order: each kernel's, and after a
-    /// whole-array reduction's its `_fin` ([`Entry`]).
-    pipelines: Vec<wgpu::ComputePipeline>,
+    /// whole-array reduction's its `_fin` ([`Entry`]); beside it the
+    /// kernel's `_v4` one where it has one.
+    pipelines: Vec<(wgpu::ComputePipeline, Option<wgpu::ComputePipeline>)>,
     entries: Vec<Entry>,
+    /// Whether `_v4` entry points may run (`TILE_WGPU_V4=0`: never).
+    vec4: bool,
+    /// The buffer each `_v4` entry point's own check names, per kernel.
+    quad_sites: Vec<Vec<String>>,
     limits: wgpu::Limits,
     /// Whether the device has timestamp queries ([`WgpuModule::device_time`]).
     timestamps: bool,
@@ -128,8 +145,15 @@ impl WgpuModule {
             .iter()
             .any(|k| k.mapping == Mapping::FullReduction);
         let bindings = program.params.len() + 2 + usize::from(partials);
+        let has_views = emitted.quads.iter().any(Option::is_some);
+        // Binding numbers run to the last view's where there are views.
+        let numbers = if has_views {
+            crate::emit::view_binding(program.params.len(), program.params.len())
+        } else {
+            bindings
+        };
         if bindings > limits.max_storage_buffers_per_shader_stage as usize
-            || bindings > limits.max_bindings_per_bind_group as usize
+            || numbers > limits.max_bindings_per_bind_group as usize
         {
             return Err(WgpuError::Unsupported(format!(
                 "`{}` needs {bindings} storage buffers ({} parameters and Tile's sizes and failure word{}); the adapter {adapter_name} allows {}",
@@ -159,30 +183,56 @@ impl WgpuModule {
             label: Some(&program.name),
             source: wgpu::ShaderSource::Wgsl(emitted.source.as_str().into()),
         });
-        let entries: Vec<wgpu::BindGroupLayoutEntry> = (0..bindings)
-            .map(|b| wgpu::BindGroupLayoutEntry {
-                binding: b as u32,
-                visibility: wgpu::ShaderStages::COMPUTE,
-                ty: wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Storage {
-                        read_only: b == 0
-                            || program.params.get(b.wrapping_sub(2)).map(|q| q.role)
-                                == Some(Role::In),
+        let layout_of = |numbers: &[(usize, bool)]| {
+            let entries: Vec<wgpu::BindGroupLayoutEntry> = numbers
+                .iter()
+                .map(|&(b, read_only)| wgpu::BindGroupLayoutEntry {
+                    binding: b as u32,
+                    visibility: wgpu::ShaderStages::COMPUTE,
+                    ty: wgpu::BindingType::Buffer {
+                        ty: wgpu::BufferBindingType::Storage { read_only },
+                        has_dynamic_offset: false,
+                        min_binding_size: None,
                     },
-                    has_dynamic_offset: false,
-                    min_binding_size: None,
-                },
-                count: None,
-            })
+                    count: None,
+                })
+                .collect();
+            let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                label: Some("tile"),
+                entries: &entries,
+            });
+            let pipeline = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some("tile"),
+                bind_group_layouts: &[Some(&layout)],
+                immediate_size: 0,
+            });
+            (layout, pipeline)
+        };
+        let read_only = |i: usize| program.params[i].role == Role::In;
+        let plain: Vec<(usize, bool)> = [(0, true), (1, false)]
+            .into_iter()
+            .chain((0..program.params.len()).map(|i| (i + 2, read_only(i))))
+            .chain(partials.then_some((program.params.len() + 2, false)))
             .collect();
-        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("tile"),
-            entries: &entries,
-        });
-        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("tile"),
-            bind_group_layouts: &[Some(&layout)],
-            immediate_size: 0,
+        let (layout, pipeline_layout) = layout_of(&plain);
+        let views = has_views.then(|| {
+            let numbers: Vec<(usize, bool)> = [(0, true), (1, false)]
+                .into_iter()
+                .chain(
+                    program
+                        .params
+                        .iter()
+                        .enumerate()
+                        .map(|(i, q)| match q.dtype {
+                            DType::F32 => (
+                                crate::emit::view_binding(program.params.len(), i),
+                                read_only(i),
+                            ),
+                            _ => (i + 2, read_only(i)),
+                        }),
+                )
+                .collect();
+            layout_of(&numbers)
         });
         let entries: Vec<Entry> = plan
             .kernels
@@ -190,29 +240,52 @@ impl WgpuModule {
             .enumerate()
             .flat_map(|(kernel, k)| {
                 let fin = k.mapping == Mapping::FullReduction;
-                std::iter::once(Entry { kernel, fin: false })
-                    .chain(fin.then_some(Entry { kernel, fin: true }))
+                let quads = emitted.quads[kernel].as_ref().map(|(c, _)| c.clone());
+                std::iter::once(Entry {
+                    kernel,
+                    fin: false,
+                    quads,
+                })
+                .chain(fin.then_some(Entry {
+                    kernel,
+                    fin: true,
+                    quads: None,
+                }))
             })
             .collect();
+        let pipeline = |entry: &str, layout: &wgpu::PipelineLayout| {
+            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(entry),
+                layout: Some(layout),
+                module: &module,
+                entry_point: Some(entry),
+                compilation_options: Default::default(),
+                cache: None,
+            })
+        };
         let pipelines = entries
             .iter()
             .map(|e| {
                 let k = &plan.kernels[e.kernel];
                 let fin = if e.fin { "_fin" } else { "" };
-                let entry = format!("tile_{}{fin}", k.name);
-                device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                    label: Some(&entry),
-                    layout: Some(&pipeline_layout),
-                    module: &module,
-                    entry_point: Some(&entry),
-                    compilation_options: Default::default(),
-                    cache: None,
-                })
+                let plain = pipeline(&format!("tile_{}{fin}", k.name), &pipeline_layout);
+                let quad = match (&e.quads, &views) {
+                    (Some(_), Some((_, layout))) => {
+                        Some(pipeline(&format!("tile_{}_v4", k.name), layout))
+                    }
+                    _ => None,
+                };
+                (plain, quad)
             })
             .collect();
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(WgpuError::Compile(e.to_string()));
         }
+        let quad_sites = emitted
+            .quads
+            .iter()
+            .map(|q| q.as_ref().map(|(_, s)| s.clone()).unwrap_or_default())
+            .collect();
         Ok(WgpuModule {
             plan: plan.clone(),
             source: emitted.source,
@@ -221,8 +294,11 @@ impl WgpuModule {
             device,
             queue,
             layout,
+            views: views.map(|(layout, _)| layout),
             pipelines,
             entries,
+            vec4: std::env::var("TILE_WGPU_V4").map_or(true, |v| v != "0"),
+            quad_sites,
             limits,
             timestamps,
         })
@@ -318,10 +394,14 @@ impl WgpuModule {
         let mut groups = Vec::with_capacity(self.entries.len());
         for e in &self.entries {
             let k = &self.plan.kernels[e.kernel];
+            let quad = self.vec4
+                && e.quads
+                    .as_ref()
+                    .is_some_and(|c| tile_plan::kernel_ir::quads_aligned(c, &sizes));
             groups.push(match (k.mapping, e.fin) {
-                (Mapping::FullReduction, false) => (tile_plan::PARTIALS as u32, 1),
-                (Mapping::FullReduction, true) => (1, 1),
-                _ => self.groups(k, &sizes)?,
+                (Mapping::FullReduction, false) => ((tile_plan::PARTIALS as u32, 1), false),
+                (Mapping::FullReduction, true) => ((1, 1), false),
+                _ => (self.groups(k, &sizes, quad)?, quad),
             });
         }
         let mut uploads = Vec::with_capacity(program.params.len());
@@ -368,11 +448,16 @@ impl WgpuModule {
             .iter()
             .zip(&uploads)
             .map(|(p, bytes)| {
-                // A binding holds at least one word.
-                if bytes.is_empty() {
-                    init(&p.name, &[0u8; 4])
-                } else {
+                // Whole 16-byte quads (at least one): a `_v4` entry point
+                // reads every element through the buffer's `vec4<f32>`
+                // view, whose length counts whole quads.
+                let padded = bytes.len().max(1).div_ceil(16) * 16;
+                if padded == bytes.len() {
                     init(&p.name, bytes)
+                } else {
+                    let mut b = bytes.clone();
+                    b.resize(padded, 0);
+                    init(&p.name, &b)
                 }
             })
             .collect();
@@ -410,6 +495,36 @@ impl WgpuModule {
             layout: &self.layout,
             entries: &entries,
         });
+        // The `_v4` entry points' bindings, where one runs: the `f32`
+        // parameters at their views' numbers.
+        let views =
+            match &self.views {
+                Some(layout) if groups.iter().any(|&(_, quad)| quad) => {
+                    let n = program.params.len();
+                    let entries: Vec<wgpu::BindGroupEntry> =
+                        [&sizes_buf, &err_buf]
+                            .into_iter()
+                            .enumerate()
+                            .map(|(b, buf)| (b, buf))
+                            .chain(program.params.iter().zip(&bufs).enumerate().map(
+                                |(i, (p, b))| match p.dtype {
+                                    DType::F32 => (crate::emit::view_binding(n, i), b),
+                                    _ => (i + 2, b),
+                                },
+                            ))
+                            .map(|(binding, buf)| wgpu::BindGroupEntry {
+                                binding: binding as u32,
+                                resource: buf.as_entire_binding(),
+                            })
+                            .collect();
+                    Some(self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                        label: Some("tile views"),
+                        layout,
+                        entries: &entries,
+                    }))
+                }
+                _ => None,
+            };
         let written = program
             .params
             .iter()
@@ -419,6 +534,7 @@ impl WgpuModule {
             .collect();
         Ok(WgpuBound {
             group,
+            views,
             groups,
             err: err_buf,
             bufs,
@@ -426,6 +542,23 @@ impl WgpuModule {
             _sizes: sizes_buf,
             _partials: partials,
         })
+    }
+
+    /// The entry points a call over `bound` dispatches, in order
+    /// (`tile_k0_v4` where a kernel's 16-byte entry point runs).
+    pub fn launched(&self, bound: &WgpuBound) -> Vec<String> {
+        self.entries
+            .iter()
+            .zip(&bound.groups)
+            .map(|(e, &(_, quad))| {
+                let k = &self.plan.kernels[e.kernel].name;
+                match (e.fin, quad) {
+                    (true, _) => format!("tile_{k}_fin"),
+                    (false, true) => format!("tile_{k}_v4"),
+                    (false, false) => format!("tile_{k}"),
+                }
+            })
+            .collect()
     }
 
     /// Starts every kernel of one call over `bound`, in order, in one
@@ -449,9 +582,18 @@ impl WgpuModule {
     /// Records `n` calls over `bound` into `pass`: every entry point's
     /// dispatch, in order, per call.
     fn record(&self, pass: &mut wgpu::ComputePass<'_>, bound: &WgpuBound, n: usize) {
-        pass.set_bind_group(0, &bound.group, &[]);
+        let mut plain_group = None;
         for _ in 0..n {
-            for (pipeline, &(x, y)) in self.pipelines.iter().zip(&bound.groups) {
+            for ((plain, quad), &((x, y), use_quad)) in self.pipelines.iter().zip(&bound.groups) {
+                let (pipeline, group) = match (quad, &bound.views) {
+                    (Some(q), Some(views)) if use_quad => (q, views),
+                    _ => (plain, &bound.group),
+                };
+                let is_plain = std::ptr::eq(group, &bound.group);
+                if plain_group != Some(is_plain) {
+                    pass.set_bind_group(0, group, &[]);
+                    plain_group = Some(is_plain);
+                }
                 pass.set_pipeline(pipeline);
                 pass.dispatch_workgroups(x, y, 1);
             }
@@ -577,10 +719,16 @@ impl WgpuModule {
     }
 
     /// The workgroups of kernel `k` at `sizes`: the element grid's columns
-    /// over x (256 threads each), its rows over y; one per row of a row
+    /// (or with `quad` its whole quads) over x (256 threads each), its
+    /// rows over y; one per row of a row
     /// kernel; one per workgroup's columns of a column kernel; one for a
     /// serial kernel.
-    fn groups(&self, k: &tile_plan::Kernel, sizes: &Sizes) -> Result<(u32, u32), WgpuError> {
+    fn groups(
+        &self,
+        k: &tile_plan::Kernel,
+        sizes: &Sizes,
+        quad: bool,
+    ) -> Result<(u32, u32), WgpuError> {
         if k.mapping == Mapping::Serial {
             return Ok((1, 1));
         }
@@ -600,6 +748,9 @@ impl WgpuModule {
             Some((c, r)) => (*c, r.iter().product::<i64>()),
             None => (1, 1),
         };
+        // A `_v4` entry point's work items are whole quads (its ragged
+        // end runs on workgroup 0).
+        let cols = if quad { cols / 4 } else { cols };
         let x = ((cols + WORKGROUP - 1) / WORKGROUP).clamp(1, MAX_GROUPS);
         let y = rows.clamp(1, MAX_GROUPS);
         Ok((x as u32, y as u32))
@@ -636,7 +787,20 @@ impl WgpuModule {
             .ok()
             .and_then(|k| self.plan.kernels.get(k).map(|kk| (k, kk.name.clone())));
         if let Some((k, name)) = kernel {
-            if let Some(s) = usize::try_from(within - 1)
+            if within > V4_SITE_BASE {
+                // A `_v4` entry point's 16-byte access.
+                if let Some(buf) = usize::try_from(within - V4_SITE_BASE - 1)
+                    .ok()
+                    .and_then(|i| self.quad_sites[k].get(i))
+                {
+                    return WgpuError::OutOfBounds {
+                        kernel: name,
+                        what: "vector access".into(),
+                        buf: buf.clone(),
+                        line: 0,
+                    };
+                }
+            } else if let Some(s) = usize::try_from(within - 1)
                 .ok()
                 .and_then(|i| self.sites[k].get(i))
             {

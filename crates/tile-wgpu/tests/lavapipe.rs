@@ -43,7 +43,9 @@ fn every_printed_fixture_matches_the_interpreter() {
         };
         for program in &programs {
             let mut shapes = tile_ir::fixture::run_lines(&text);
-            for v in [[1i64, 1, 1], [3, 127, 5], [5, 1029, 3]] {
+            // Ragged shapes, and one of multiples of four, where the
+            // element kernels' `_v4` entry points run.
+            for v in [[1i64, 1, 1], [3, 127, 5], [5, 1029, 3], [4, 132, 8]] {
                 shapes.push(
                     program
                         .size_symbols()

@@ -88,9 +88,10 @@ fn ragged_tail(p: &mut Printer, k: &Kernel) {
     ));
     let depth = p.scope_len();
     let jv = Printer::var_name(jname);
-    p.line(format!(
-        "const {} {jv} = dl{last} + dn{last} / 4 * 4 + {};",
-        p.d.int, g.thread_x
+    p.line(p.d.syntax.decl(
+        p.d.int,
+        &jv,
+        &format!("dl{last} + dn{last} / 4 * 4 + {}", g.thread_x),
     ));
     p.bind_loop(jname, &jv);
     p.stmts(&k.body);
@@ -179,7 +180,7 @@ fn v4_body(p: &mut Printer, k: &Kernel, jname: &str, c: &str, (unroll, manual): 
     // computes and stores each: more bytes in flight per thread.
     let idx = if unroll == 1 { "" } else { "[u]" };
     if unroll == 1 {
-        p.line(format!("const {int} {jv} = dl{last} + {c} * 4;"));
+        p.line(p.d.syntax.decl(int, &jv, &format!("dl{last} + {c} * 4")));
     }
     let depth = p.scope_len();
     let loads = contiguous_loads(k, jname);
@@ -195,16 +196,13 @@ fn v4_body(p: &mut Printer, k: &Kernel, jname: &str, c: &str, (unroll, manual): 
         let in_box = p.span_in_box(jname, &jv, buf, index, "4");
         let fail = g.fail.replace("{n}", &(manual + site).to_string());
         p.line(format!("if (!({in_box})) {fail}"));
-        let decl = if unroll == 1 {
-            format!("const {} ", g.quad)
-        } else {
-            String::new()
-        };
         let at = p.address(jname, &jv, buf, index);
-        p.line(format!(
-            "{decl}vld{n}{idx} = {};",
-            spell(g.quad_load, &at, "")
-        ));
+        let load = spell(g.quad_load, &at, "");
+        p.line(if unroll == 1 {
+            p.d.syntax.decl(g.quad, &format!("vld{n}"), &load)
+        } else {
+            format!("vld{n}{idx} = {load};")
+        });
     }
     if unroll > 1 {
         p.close();
@@ -296,10 +294,8 @@ fn lanes(
                 Stmt::Let { name, value, .. } => {
                     let (code, ty) = p.lower(value);
                     let t = p.tmp("val");
-                    p.line(format!(
-                        "const {} {t} = {code}; /* {name} */",
-                        p.scalar_type(ty)
-                    ));
+                    let decl = p.d.syntax.decl(p.scalar_type(ty), &t, &code);
+                    p.line(format!("{decl} /* {name} */"));
                     p.bind_value(name, &t, ty);
                 }
                 Stmt::Store {
@@ -307,7 +303,7 @@ fn lanes(
                 } => {
                     let (code, _) = p.lower_as(value, VTy::F32);
                     let t = p.tmp("stv");
-                    p.line(format!("const {} {t} = {code};", p.d.f32));
+                    p.line(p.d.syntax.decl(p.d.f32, &t, &code));
                     if lane == 0 {
                         stores.push((buf.clone(), idx.clone(), vec![]));
                     }
