@@ -128,6 +128,16 @@ pub(crate) fn view_binding(params: usize, i: usize) -> usize {
     params + 3 + i
 }
 
+/// The binding through which a `_v4` entry point reaches parameter `i`
+/// of `program`: its view's for an `f32` one, its own otherwise.
+#[cfg_attr(not(feature = "runtime"), allow(dead_code))]
+pub(crate) fn quad_binding(program: &Program, i: usize) -> usize {
+    match program.params[i].dtype {
+        DType::F32 => view_binding(program.params.len(), i),
+        _ => i + 2,
+    }
+}
+
 /// Offset of the `_v4` entry points' own sites (their 16-byte accesses)
 /// within a kernel's, as on CUDA.
 pub(crate) const V4_SITE_BASE: i32 = 100_000;

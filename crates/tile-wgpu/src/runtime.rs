@@ -13,7 +13,7 @@
 //! the platform's primary ones; `gl` is OpenGL ES 3.1 through EGL, for
 //! machines with no Vulkan driver).
 
-use crate::emit::{emit, KERNEL_SITES, V4_SITE_BASE};
+use crate::emit::{emit, quad_binding, KERNEL_SITES, V4_SITE_BASE};
 use crate::WgpuError;
 use std::collections::BTreeMap;
 use tile_ir::args::RawArg;
@@ -218,19 +218,7 @@ impl WgpuModule {
         let views = has_views.then(|| {
             let numbers: Vec<(usize, bool)> = [(0, true), (1, false)]
                 .into_iter()
-                .chain(
-                    program
-                        .params
-                        .iter()
-                        .enumerate()
-                        .map(|(i, q)| match q.dtype {
-                            DType::F32 => (
-                                crate::emit::view_binding(program.params.len(), i),
-                                read_only(i),
-                            ),
-                            _ => (i + 2, read_only(i)),
-                        }),
-                )
+                .chain((0..program.params.len()).map(|i| (quad_binding(program, i), read_only(i))))
                 .collect();
             layout_of(&numbers)
         });
@@ -497,34 +485,12 @@ impl WgpuModule {
         });
         // The `_v4` entry points' bindings, where one runs: the `f32`
         // parameters at their views' numbers.
-        let views =
-            match &self.views {
-                Some(layout) if groups.iter().any(|&(_, quad)| quad) => {
-                    let n = program.params.len();
-                    let entries: Vec<wgpu::BindGroupEntry> =
-                        [&sizes_buf, &err_buf]
-                            .into_iter()
-                            .enumerate()
-                            .map(|(b, buf)| (b, buf))
-                            .chain(program.params.iter().zip(&bufs).enumerate().map(
-                                |(i, (p, b))| match p.dtype {
-                                    DType::F32 => (crate::emit::view_binding(n, i), b),
-                                    _ => (i + 2, b),
-                                },
-                            ))
-                            .map(|(binding, buf)| wgpu::BindGroupEntry {
-                                binding: binding as u32,
-                                resource: buf.as_entire_binding(),
-                            })
-                            .collect();
-                    Some(self.device.create_bind_group(&wgpu::BindGroupDescriptor {
-                        label: Some("tile views"),
-                        layout,
-                        entries: &entries,
-                    }))
-                }
-                _ => None,
-            };
+        let views = match &self.views {
+            Some(layout) if groups.iter().any(|&(_, quad)| quad) => {
+                Some(self.bind_views(layout, [&sizes_buf, &err_buf], &bufs))
+            }
+            _ => None,
+        };
         let written = program
             .params
             .iter()
@@ -559,6 +525,36 @@ impl WgpuModule {
                 }
             })
             .collect()
+    }
+
+    /// The `_v4` entry points' bind group: the sizes and failure word at
+    /// 0 and 1, each `f32` parameter's buffer at its view's number, the
+    /// others at their own.
+    fn bind_views(
+        &self,
+        layout: &wgpu::BindGroupLayout,
+        words: [&wgpu::Buffer; 2],
+        bufs: &[wgpu::Buffer],
+    ) -> wgpu::BindGroup {
+        let program = &self.plan.program;
+        let numbered = bufs
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (quad_binding(program, i), b));
+        let entries: Vec<wgpu::BindGroupEntry> = words
+            .into_iter()
+            .enumerate()
+            .chain(numbered)
+            .map(|(binding, buf)| wgpu::BindGroupEntry {
+                binding: binding as u32,
+                resource: buf.as_entire_binding(),
+            })
+            .collect();
+        self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("tile views"),
+            layout,
+            entries: &entries,
+        })
     }
 
     /// Starts every kernel of one call over `bound`, in order, in one
