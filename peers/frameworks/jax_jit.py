@@ -61,7 +61,7 @@ C = math.sqrt(2.0 / math.pi)
 K = 0.044715
 
 
-def _graph(jax, graph):
+def _graph(jax, graph, allow_tf32=False):
     """(function of the inputs returning a tuple of outputs, description)."""
     import jax.numpy as jnp
     from jax import lax
@@ -142,10 +142,10 @@ def _graph(jax, graph):
         return f, "jax.vjp(logsumexp(x) - x[label])(grad_loss)"
     # Products in exact FP32: XLA's default precision for an f32 dot on
     # recent NVIDIA GPUs rounds the operands to TF32 (as Tile and cuBLAS
-    # by default do not).
-    hi = lax.Precision.HIGHEST
+    # by default do not). `tile bench --allow-tf32` lets it.
+    hi = lax.Precision.DEFAULT if allow_tf32 else lax.Precision.HIGHEST
     if graph == "gemm":
-        return (lambda a, b: (jnp.matmul(a, b, precision=hi),)), "jnp.matmul(a, b, precision=HIGHEST)"
+        return (lambda a, b: (jnp.matmul(a, b, precision=hi),)), "jnp.matmul(a, b, precision=" + hi.name + ")"
     if graph == "gemm_gelu_pair":
 
         def f(a, b, bias):
@@ -156,14 +156,14 @@ def _graph(jax, graph):
             grad = 0.5 * (1.0 + t) + 0.5 * z * (1.0 - t * t) * C * (1.0 + 3.0 * K * z2)
             return value, grad
 
-        return f, "z = matmul(a, b, precision=HIGHEST) + bias; GELU tanh formula and its derivative"
+        return f, "z = matmul(a, b, precision=" + hi.name + ") + bias; GELU tanh formula and its derivative"
     if graph == "attention":
 
         def f(q, k, v):
             s = jnp.matmul(q, k.T, precision=hi) * (1.0 / math.sqrt(q.shape[1]))
             return (jnp.matmul(jax.nn.softmax(s, axis=-1), v, precision=hi),)
 
-        return f, "matmul(softmax(matmul(q, k.T) / sqrt(D)), v), precision=HIGHEST"
+        return f, "matmul(softmax(matmul(q, k.T) / sqrt(D)), v), precision=" + hi.name
     return None, ""
 
 
@@ -174,7 +174,7 @@ def prepare(case, inputs):
     gpus = _gpu_devices(jax)
     if not gpus:
         raise common.NotAvailable("jax_jit: no GPU device")
-    f, desc = _graph(jax, case.graph)
+    f, desc = _graph(jax, case.graph, case.allow_tf32)
     if f is None:
         raise common.NotAvailable(f"graph {case.graph!r} is not implemented by jax_jit")
     return JaxRunner(jax, gpus[0], case, inputs, f, desc)

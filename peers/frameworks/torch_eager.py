@@ -93,6 +93,11 @@ class TorchRunner(common.Runner):
             dev = torch.device("cuda", 0) if self.cuda else torch.device("cpu")
             if self.cuda:
                 torch.cuda.set_device(0)
+                # PyTorch's default is exact FP32 products (False); `tile
+                # bench --allow-tf32` asks for cuBLAS's TF32 mode.
+                torch.backends.cuda.matmul.allow_tf32 = case.allow_tf32
+                if case.allow_tf32:
+                    self.notes.append("TF32 products allowed (torch.backends.cuda.matmul.allow_tf32 = True)")
                 self.device = torch.cuda.get_device_name(0)
                 self.has_gpu_events = True
                 self._events = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))

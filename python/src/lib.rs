@@ -58,6 +58,9 @@ struct Kernel {
     /// `target="wgpu"`: host arrays run through wgpu (WGSL on Vulkan,
     /// Metal or DirectX 12) instead of the CPU.
     wgpu_target: bool,
+    /// `allow_tf32=True`: `f32` contractions on CUDA arrays multiply on
+    /// TF32 tensor cores.
+    allow_tf32: bool,
     #[cfg(feature = "wgpu")]
     wgpu: Mutex<Option<Arc<tile_wgpu::WgpuModule>>>,
 }
@@ -105,9 +108,19 @@ impl Kernel {
     }
 
     fn cuda_module(&self, py: Python<'_>) -> PyResult<Arc<tile_cuda::CudaModule>> {
+        let opts = self.cuda_options();
         compiled_once(py, &self.cuda, || {
-            tile_cuda::compile(&self.plan, &tile_cuda::CudaOptions::default()).map_err(err)
+            tile_cuda::compile(&self.plan, &opts).map_err(err)
         })
+    }
+
+    /// The CUDA options of this kernel: the environment's, and
+    /// `allow_tf32` as given.
+    fn cuda_options(&self) -> tile_cuda::CudaOptions {
+        tile_cuda::CudaOptions {
+            allow_tf32: self.allow_tf32,
+            ..Default::default()
+        }
     }
 }
 
@@ -157,16 +170,21 @@ impl Kernel {
     fn planned(&self, program: tile_ir::Program) -> PyResult<Kernel> {
         let plan = tile_plan::compile(&program, &tile_plan::Options { fusion: true })
             .map_err(|e| err(format!("{}: error: {e}", program.name)))?;
-        Ok(Kernel::with_plan(program, plan, self.wgpu_target))
+        Ok(Kernel::with_plan(
+            program,
+            plan,
+            (self.wgpu_target, self.allow_tf32),
+        ))
     }
 
-    fn with_plan(given: Program, plan: Plan, wgpu_target: bool) -> Kernel {
+    fn with_plan(given: Program, plan: Plan, (wgpu_target, allow_tf32): (bool, bool)) -> Kernel {
         Kernel {
             given,
             plan,
             cpu: Mutex::new(None),
             cuda: Mutex::new(None),
             wgpu_target,
+            allow_tf32,
             #[cfg(feature = "wgpu")]
             wgpu: Mutex::new(None),
         }
@@ -178,15 +196,17 @@ impl Kernel {
     /// Parses `text` (named `file` in messages), selects `program` (needed
     /// when the text holds several), verifies and plans it. `target`:
     /// `None` runs on the arrays' device (the CPU or CUDA), `"wgpu"` runs
-    /// host arrays through wgpu.
+    /// host arrays through wgpu. `allow_tf32`: `f32` contractions on CUDA
+    /// arrays multiply on TF32 tensor cores (not with `"wgpu"`).
     #[new]
-    #[pyo3(signature = (text, program=None, file="<string>", fusion=true, target=None))]
+    #[pyo3(signature = (text, program=None, file="<string>", fusion=true, target=None, allow_tf32=false))]
     fn new(
         text: &str,
         program: Option<&str>,
         file: &str,
         fusion: bool,
         target: Option<&str>,
+        allow_tf32: bool,
     ) -> PyResult<Self> {
         let wgpu_target = match target {
             None => false,
@@ -197,6 +217,11 @@ impl Kernel {
             )))
             }
         };
+        if allow_tf32 && wgpu_target {
+            return Err(err(
+                "allow_tf32 asks for CUDA's TF32 tensor cores; target=\"wgpu\" computes exact FP32",
+            ));
+        }
         if text.len() as u64 > tile_ir::load::MAX_TEXT_BYTES {
             return Err(err(format!(
                 "{file}: error: the program text has {} bytes; at most {} are accepted",
@@ -207,13 +232,19 @@ impl Kernel {
         let program = tile_ir::load::load_program(text, file, program).map_err(err)?;
         let plan = tile_plan::compile(&program, &tile_plan::Options { fusion })
             .map_err(|e| err(format!("{file}: error: {e}")))?;
-        Ok(Kernel::with_plan(program, plan, wgpu_target))
+        Ok(Kernel::with_plan(program, plan, (wgpu_target, allow_tf32)))
     }
 
     /// The target given at creation (`None` or `"wgpu"`).
     #[getter]
     fn target(&self) -> Option<&'static str> {
         self.wgpu_target.then_some("wgpu")
+    }
+
+    /// Whether `f32` contractions on CUDA arrays may use TF32 tensor cores.
+    #[getter]
+    fn allow_tf32(&self) -> bool {
+        self.allow_tf32
     }
 
     /// The derivative program (`tile grad`) with respect to the inputs
@@ -283,7 +314,7 @@ impl Kernel {
     fn source(&self, target: &str) -> PyResult<String> {
         match target {
             "cpu" => tile_cpu::emit_c(&self.plan, &tile_cpu::CpuOptions::default()).map_err(err),
-            "cuda" => tile_cuda::emit_cuda(&self.plan).map_err(err),
+            "cuda" => tile_cuda::emit_cuda_with(&self.plan, &self.cuda_options()).map_err(err),
             "wgpu" => tile_wgpu::emit_wgsl(&self.plan).map_err(err),
             other => Err(err(format!("unknown target {other:?} (cpu, cuda or wgpu)"))),
         }

@@ -391,12 +391,15 @@ def _numpy_like():
     return numpy.empty(0)
 
 
-def compile(text, program=None, *, fusion=True, file="<string>", target=None):  # noqa: A001
+def compile(text, program=None, *, fusion=True, file="<string>", target=None, allow_tf32=False):  # noqa: A001
     """A `Kernel` from `.tile` text. `program` selects one when the text
     holds several; `fusion=False` plans without fusion (for comparison);
     `target="wgpu"` runs host arrays (NumPy, CPU tensors) through wgpu
-    instead of the CPU (default `None`: the arrays' device). Errors name
-    `file`, line and column."""
+    instead of the CPU (default `None`: the arrays' device).
+    `allow_tf32=True` lets `f32` contractions on CUDA arrays multiply on
+    TF32 tensor cores (operands rounded to 10 mantissa bits, sums in FP32),
+    as PyTorch's `allow_tf32`; by default, and on the CPU, products are
+    exact FP32. Errors name `file`, line and column."""
     for what, value in (("the program text", text), ("program", program), ("file", file)):
         if value is None and what == "program":
             continue
@@ -414,7 +417,9 @@ def compile(text, program=None, *, fusion=True, file="<string>", target=None):  
             ) from None
     if target is not None and not isinstance(target, str):
         raise TileError(f"target must be None or a str, not {type(target).__name__}")
-    return Kernel(_NativeKernel(text, program, file, fusion, target))
+    if not isinstance(allow_tf32, bool):
+        raise TileError(f"allow_tf32 must be True or False, not {type(allow_tf32).__name__}")
+    return Kernel(_NativeKernel(text, program, file, fusion, target, allow_tf32))
 
 
 # --------------------------------------------------------------------------
@@ -427,9 +432,10 @@ class Function:
     shows the captured program. Calls go through the native dispatcher,
     which describes the arrays once and launches."""
 
-    def __init__(self, fn, target=None):
+    def __init__(self, fn, target=None, allow_tf32=False):
         self._fn = fn
         self._target = target
+        self._allow_tf32 = allow_tf32
         self._last = None
         self.__name__ = getattr(fn, "__name__", "captured")
         self.__doc__ = getattr(fn, "__doc__", None)
@@ -446,7 +452,7 @@ class Function:
             )
         dtype = dtypes[0]
         text, shapes, single = _capture.capture(self._fn, list(ranks), dtype)
-        kernel = compile(text, file=f"<captured {self.__name__}>", target=self._target)
+        kernel = compile(text, file=f"<captured {self.__name__}>", target=self._target, allow_tf32=self._allow_tf32)
         self._last = kernel
         return kernel._k, [list(s) for s in shapes], single, dtype
 
@@ -473,7 +479,7 @@ class Function:
         if not ranks:
             ranks = (2,) * len(_capture.inspect.signature(self._fn).parameters)
         text, _, _ = _capture.capture(self._fn, list(ranks), dtype)
-        return compile(text, file=f"<captured {self.__name__}>", target=self._target)
+        return compile(text, file=f"<captured {self.__name__}>", target=self._target, allow_tf32=self._allow_tf32)
 
     def _kernel(self):
         return self._last if self._last is not None else self.capture()
@@ -503,15 +509,21 @@ class Function:
 from ._grad import autograd, vjp  # noqa: E402
 
 
-def jit(fn=None, *, target=None):
+def jit(fn=None, *, target=None, allow_tf32=False):
     """Captures `fn` (a function of arrays returning an array or a tuple of
     arrays). Call the result on arrays: `f(x)` allocates the results like
     `x`; `f(x, out=(a, b))` writes them in place; `stream=` picks a CUDA
     stream. `f.program`, `f.plan()` and `f.source(target)` show what runs.
     `tile.jit(fn, target="wgpu")` (or `@tile.jit(target="wgpu")`) runs
-    host arrays through wgpu instead of the CPU."""
+    host arrays through wgpu instead of the CPU. `allow_tf32=True` lets
+    `f32` matrix products on CUDA arrays use TF32 tensor cores (see
+    `tile.compile`)."""
     if target is not None and target != "wgpu":
         raise TileError(f'unknown target {target!r}: None (the arrays\' device) or "wgpu"')
+    if not isinstance(allow_tf32, bool):
+        raise TileError(f"allow_tf32 must be True or False, not {type(allow_tf32).__name__}")
+    if allow_tf32 and target == "wgpu":
+        raise TileError('allow_tf32 asks for CUDA\'s TF32 tensor cores; target="wgpu" computes exact FP32')
     if fn is None:
-        return lambda f: _NativeFunction(Function(f, target))
-    return _NativeFunction(Function(fn, target))
+        return lambda f: _NativeFunction(Function(f, target, allow_tf32))
+    return _NativeFunction(Function(fn, target, allow_tf32))

@@ -63,6 +63,7 @@ pub fn prepare(case: &Case, variant: Variant) -> Result<Prepared, String> {
     let plan = plan_variant(case, variant)?;
     let opts = tile_cuda::CudaOptions {
         cache: false,
+        allow_tf32: case.allow_tf32,
         ..Default::default()
     };
     let module = tile_cuda::compile(&plan, &opts).map_err(e)?;
@@ -86,7 +87,7 @@ pub fn prepare(case: &Case, variant: Variant) -> Result<Prepared, String> {
     let gpu = module.gpu().clone();
     let record = plan_record(
         &plan,
-        json!({"block": opts.block, "vec4_entry_points": source.matches("_v4(const TileArgs").count(), "sm_count": gpu.sm_count}),
+        json!({"block": opts.block, "vec4_entry_points": source.matches("_v4(const TileArgs").count(), "sm_count": gpu.sm_count, "allow_tf32": opts.allow_tf32, "tf32_mma": source.contains("mma.sync")}),
     );
     let artifacts = json!({
         "tile": env!("CARGO_PKG_VERSION"),

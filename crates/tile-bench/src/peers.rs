@@ -87,13 +87,13 @@ impl Peer {
         target: &str,
         phases: &[&str],
         proto: &crate::protocol::Protocol,
-        atol: f64,
-        rtol: f64,
+        (atol, rtol): (f64, f64),
+        allow_tf32: bool,
     ) -> Result<Value, String> {
         let req = json!({
             "op": "run", "graph": graph, "shape": shape, "sizes": sizes, "target": target, "phases": phases,
             "samples": proto.samples, "window_ms": proto.window_ms, "warmup_ms": proto.warmup_ms,
-            "atol": atol, "rtol": rtol,
+            "atol": atol, "rtol": rtol, "allow_tf32": allow_tf32,
         });
         writeln!(self.stdin, "{req}").map_err(|e| format!("peer write failed: {e}"))?;
         self.stdin

@@ -140,6 +140,7 @@ pub fn bench(args: &BenchArgs) -> Result<PathBuf, String> {
         "moved_bytes": moved,
         "flops": flops,
         "sizes": args.cases.iter().filter(|c| !c.sizes.is_empty()).map(|c| (c.name.clone(), json!(c.sizes))).collect::<serde_json::Map<_, _>>(),
+        "allow_tf32": args.cases.iter().any(|c| c.allow_tf32),
         "tolerances": args.cases.iter().map(|c| (c.name.clone(), json!({"atol": c.atol, "rtol": c.rtol, "outputs": c.outputs.len()}))).collect::<serde_json::Map<_, _>>(),
         "start_unix": start,
         "end_unix": now(),
@@ -225,8 +226,8 @@ fn run_rounds(
                     &args.target,
                     ph,
                     &args.protocol,
-                    case.atol,
-                    case.rtol,
+                    (case.atol, case.rtol),
+                    case.allow_tf32,
                 )?;
                 for (p, _) in resp["omitted_phases"].as_object().into_iter().flatten() {
                     let list = omitted.entry(entry.clone()).or_default();

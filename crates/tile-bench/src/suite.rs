@@ -173,6 +173,10 @@ pub struct Case {
     pub atol: f64,
     /// Relative tolerance.
     pub rtol: f64,
+    /// Whether `f32` products may run on TF32 tensor cores (`tile bench
+    /// --allow-tf32`): Tile's CUDA contractions and the peers' matrix
+    /// products alike.
+    pub allow_tf32: bool,
 }
 
 /// Reads a suite (the built-in one when `path` is `None`) and selects cases
@@ -209,6 +213,7 @@ pub fn load(path: Option<&Path>, select: &[String]) -> Result<Vec<Case>, String>
                 outputs: g.outputs.clone(),
                 atol: g.atol,
                 rtol: g.rtol,
+                allow_tf32: false,
             });
         }
     }
@@ -245,6 +250,32 @@ pub fn load(path: Option<&Path>, select: &[String]) -> Result<Vec<Case>, String>
         ));
     }
     Ok(picked)
+}
+
+/// Unit roundoff of TF32 (10 stored mantissa bits, rounded to nearest).
+const TF32_ROUNDOFF: f64 = 1.0 / 2048.0;
+
+/// `tile bench --allow-tf32`: every case may multiply `f32` operands on
+/// TF32 tensor cores, and the matrix products' tolerances grow by the
+/// operands' rounding. Rounding `a` and `b` to TF32 changes each product
+/// `a b` by at most `2^-10 |a| |b|` (two roundings of `2^-11` each), so a
+/// sum over `K` changes by at most `2^-10 K max|a| max|b|`; the suite's
+/// inputs lie in [-1.001, 1.001], and GELU's value and derivative change
+/// by at most 1.13 times their argument's change. That bound is added to
+/// the absolute tolerance of the `gemm` and `gemm_gelu_pair` cases.
+/// Attention keeps its tolerance (Tile computes it in FP32 either way).
+pub fn allow_tf32(cases: &mut [Case]) {
+    for c in cases.iter_mut() {
+        c.allow_tf32 = true;
+        if let ("gemm" | "gemm_gelu_pair", Some(&k)) = (c.graph.as_str(), c.sizes.get("K")) {
+            let bound = 2.0 * TF32_ROUNDOFF * k as f64 * 1.001 * 1.001;
+            c.atol += if c.graph == "gemm" {
+                bound
+            } else {
+                1.13 * bound
+            };
+        }
+    }
 }
 
 impl Case {

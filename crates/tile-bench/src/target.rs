@@ -267,6 +267,7 @@ pub fn copy_case(case: &Case) -> Result<Case, String> {
         outputs: vec!["y".into()],
         atol: 0.0,
         rtol: 0.0,
+        allow_tf32: false,
     })
 }
 

@@ -148,6 +148,11 @@ enum Command {
         /// `off` emits the control plan.
         #[arg(long, value_enum, default_value = "on")]
         fusion: Fusion,
+        /// With `--target cuda`: the contractions' tiled entry points
+        /// multiply `f32` on TF32 tensor cores (`mma.sync`), as `run
+        /// --allow-tf32` compiles them.
+        #[arg(long)]
+        allow_tf32: bool,
     },
     /// Measure Tile against its peers under the fixed protocol
     /// (docs/benchmarking.md); writes results.json, sources/ and results.md.
@@ -219,6 +224,11 @@ enum Command {
         /// appear only when the whole run succeeded).
         #[arg(long)]
         out_dir: PathBuf,
+        /// With `--target cuda`: let `f32` contractions multiply on TF32
+        /// tensor cores (operands rounded to 10 mantissa bits, sums in
+        /// FP32), as PyTorch's `allow_tf32`; without it, exact FP32.
+        #[arg(long)]
+        allow_tf32: bool,
     },
 }
 
@@ -290,6 +300,13 @@ struct BenchCmd {
     /// Another suite file (JSON, like bench/suite.json).
     #[arg(long)]
     suite: Option<PathBuf>,
+    /// Let `f32` matrix products round their operands to TF32 on tensor
+    /// cores: Tile's CUDA contractions (`mma.sync`) and the peers'
+    /// products (cuBLAS's and XLA's TF32 modes); recorded in results.json,
+    /// with the products' tolerances widened by the rounding's bound.
+    /// Without it every product is exact FP32.
+    #[arg(long)]
+    allow_tf32: bool,
 }
 
 fn main() -> ExitCode {
@@ -380,7 +397,11 @@ fn dispatch(cmd: Command) -> Result<(), String> {
             source,
             target,
             fusion,
+            allow_tf32,
         } => {
+            if allow_tf32 && !matches!(target, SourceTarget::Cuda) {
+                return Err(TF32_CUDA_ONLY.to_string());
+            }
             let (file, program) = load::program(&source.file, source.program.as_deref())?;
             let plan = tile_plan::compile(&program, &options(fusion))
                 .map_err(|e| load::located(&file, &e.diagnostics))?;
@@ -388,8 +409,11 @@ fn dispatch(cmd: Command) -> Result<(), String> {
                 SourceTarget::Cpu => tile_cpu::emit_c(&plan, &tile_cpu::CpuOptions::default())
                     .map_err(|e| format!("error: {e}"))?,
                 SourceTarget::Cuda => {
-                    tile_cuda::emit_cuda_with(&plan, &tile_cuda::CudaOptions::default())
-                        .map_err(|e| format!("error: {e}"))?
+                    let opts = tile_cuda::CudaOptions {
+                        allow_tf32,
+                        ..Default::default()
+                    };
+                    tile_cuda::emit_cuda_with(&plan, &opts).map_err(|e| format!("error: {e}"))?
                 }
                 SourceTarget::Wgpu => {
                     tile_wgpu::emit_wgsl(&plan).map_err(|e| format!("{file}: error: {e}"))?
@@ -409,6 +433,7 @@ fn dispatch(cmd: Command) -> Result<(), String> {
             binds,
             fusion,
             out_dir,
+            allow_tf32,
         } => run::run(run::RunArgs {
             file: source.file,
             program: source.program,
@@ -421,9 +446,13 @@ fn dispatch(cmd: Command) -> Result<(), String> {
             binds,
             fusion: fusion == Fusion::On,
             out_dir,
+            allow_tf32,
         }),
     }
 }
+
+/// Why `--allow-tf32` needs `--target cuda`.
+pub(crate) const TF32_CUDA_ONLY: &str = "error: --allow-tf32 asks for TF32 tensor cores, which only --target cuda has (the other targets compute exact FP32)";
 
 /// `tile bench`: a suite's cases or one file's program, under the protocol.
 fn bench(b: BenchCmd) -> Result<(), String> {
@@ -445,6 +474,7 @@ fn bench(b: BenchCmd) -> Result<(), String> {
         out,
         python,
         suite,
+        allow_tf32,
     } = b;
     let target = match target {
         BenchTarget::Cpu => "cpu",
@@ -477,6 +507,13 @@ fn bench(b: BenchCmd) -> Result<(), String> {
             tile_bench::suite::load(suite.as_deref(), &cases)?
         }
     };
+    let mut chosen = chosen;
+    if allow_tf32 {
+        if target != "cuda" {
+            return Err(TF32_CUDA_ONLY.to_string());
+        }
+        tile_bench::suite::allow_tf32(&mut chosen);
+    }
     let peers = match peers.as_slice() {
         // A user's program has no peer implementation.
         [] if file.is_some() => vec![],
@@ -711,6 +748,7 @@ fn file_cases(
             outputs: outputs.clone(),
             atol,
             rtol,
+            allow_tf32: false,
         };
         // Sizes and byte counts checked before any work.
         tile_bench::target::moved_bytes(&case).map_err(|e| format!("{file}: {e}"))?;

@@ -25,6 +25,7 @@ pub struct RunArgs {
     pub binds: Vec<String>,
     pub fusion: bool,
     pub out_dir: PathBuf,
+    pub allow_tf32: bool,
 }
 
 fn pair<'a>(s: &'a str, flag: &str) -> Result<(&'a str, &'a str), String> {
@@ -50,6 +51,9 @@ fn read_array(path: &str) -> Result<Array, String> {
 
 /// Runs the command.
 pub fn run(a: RunArgs) -> Result<(), String> {
+    if a.allow_tf32 && !matches!(a.target, Target::Cuda) {
+        return Err(crate::TF32_CUDA_ONLY.to_string());
+    }
     if let Some(m) = &a.max_memory {
         let bytes = tile_ir::limits::parse_bytes(m).ok_or_else(|| {
             format!("error: --max-memory expects a byte count such as 4G or 512M, got `{m}`")
@@ -129,14 +133,20 @@ pub fn run(a: RunArgs) -> Result<(), String> {
                 | tile_cpu::CpuError::Scratch { .. }) => format!("{file}: error: {e}"),
                 e => format!("error: {e}"),
             }),
-        Target::Cuda => tile_cuda::compile(&plan, &tile_cuda::CudaOptions::default())
-            .and_then(|m| m.run(&mut arrays, &explicit))
-            .map_err(|e| match e {
-                tile_cuda::CudaError::Range(r) => located(&file, &r),
-                e @ (tile_cuda::CudaError::OutOfBounds { .. }
-                | tile_cuda::CudaError::IntArith { .. }) => format!("{file}: error: {e}"),
-                e => format!("error: {e}"),
-            }),
+        Target::Cuda => tile_cuda::compile(
+            &plan,
+            &tile_cuda::CudaOptions {
+                allow_tf32: a.allow_tf32,
+                ..Default::default()
+            },
+        )
+        .and_then(|m| m.run(&mut arrays, &explicit))
+        .map_err(|e| match e {
+            tile_cuda::CudaError::Range(r) => located(&file, &r),
+            e @ (tile_cuda::CudaError::OutOfBounds { .. }
+            | tile_cuda::CudaError::IntArith { .. }) => format!("{file}: error: {e}"),
+            e => format!("error: {e}"),
+        }),
         Target::Wgpu => run_wgpu(&plan, &mut arrays, &explicit, &file),
     };
     if let Err(e) = ran {

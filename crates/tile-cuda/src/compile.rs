@@ -94,7 +94,7 @@ type CubinCache = HashMap<(String, u32), Arc<Vec<u8>>>;
 
 /// Compiles `plan` for the current GPU.
 pub fn compile(plan: &Plan, opts: &CudaOptions) -> Result<CudaModule, CudaError> {
-    let emitted = emit::emit(plan, opts.unrolls(), opts.tiles)?;
+    let emitted = emit::emit(plan, opts.unrolls(), opts.tiles, opts.allow_tf32)?;
     let gpu = gpu()?;
     let nv = nvrtc()?;
     let arch = (gpu.cc.0 * 10 + gpu.cc.1) as u32;

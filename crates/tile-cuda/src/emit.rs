@@ -92,8 +92,15 @@ pub(crate) const DEFAULT_UNROLL: Unroll = Unroll {
     held: crate::options::DEFAULT_ROW_HOLD,
 };
 
-/// Prints the CUDA C for `plan`.
-pub(crate) fn emit(plan: &Plan, unroll: Unroll, tiles: bool) -> Result<Emitted, CudaError> {
+/// Prints the CUDA C for `plan`: contractions' and attention heads'
+/// tiled entry points where `tiles`, `f32` products on TF32 tensor cores
+/// where `tf32` (the user's `--allow-tf32`).
+pub(crate) fn emit(
+    plan: &Plan,
+    unroll: Unroll,
+    tiles: bool,
+    tf32: bool,
+) -> Result<Emitted, CudaError> {
     let unroll = Unroll {
         quads: unroll.quads.max(1),
         rows: unroll.rows.max(1),
@@ -192,7 +199,7 @@ pub(crate) fn emit(plan: &Plan, unroll: Unroll, tiles: bool) -> Result<Emitted, 
                         &index,
                         k,
                         &lowered,
-                        Entry::Tiled(t),
+                        Entry::Tiled(t, tf32),
                         base + MM_SITE_BASE,
                         unroll,
                     )
@@ -260,8 +267,9 @@ enum Entry {
     /// Rows staged in shared memory (`tile_kN_rows`).
     Rows,
     /// A contraction's tiles of products (`tile_kN_mm` for 128 x 128,
-    /// `tile_kN_mm64` for 64 x 64).
-    Tiled(i64),
+    /// `tile_kN_mm64` for 64 x 64), on tensor cores in TF32 where the
+    /// second field allows it (and the contraction is `f32`).
+    Tiled(i64, bool),
     /// An attention head's query rows by blocks (`tile_kN_att64`,
     /// `tile_kN_att32`), by rows per thread.
     Attention(i64),
@@ -301,7 +309,9 @@ fn kernel(
             Entry::Plain => "",
             Entry::Vec4 => " (4 elements per thread, 16-byte accesses)",
             Entry::Rows => " (rows staged in shared memory)",
-            Entry::Tiled(_) => " (a tile of products per block, then the epilogue)",
+            Entry::Tiled(_, false) => " (a tile of products per block, then the epilogue)",
+            Entry::Tiled(_, true) =>
+                " (a tile of products per block, TF32 tensor cores for f32, then the epilogue)",
             Entry::Attention(_) =>
                 " (attention: a block of query rows per block, scores in registers)",
         },
@@ -314,8 +324,8 @@ fn kernel(
         Entry::Plain => symbol(k),
         Entry::Vec4 => format!("{}_v4", symbol(k)),
         Entry::Rows => format!("{}_rows", symbol(k)),
-        Entry::Tiled(128) => format!("{}_mm", symbol(k)),
-        Entry::Tiled(t) => format!("{}_mm{t}", symbol(k)),
+        Entry::Tiled(128, _) => format!("{}_mm", symbol(k)),
+        Entry::Tiled(t, _) => format!("{}_mm{t}", symbol(k)),
         Entry::Attention(r) => format!("{}_att{}", symbol(k), 16 * r),
     };
     // Tiled entry points hold tiles in registers: two blocks of 256
@@ -323,11 +333,11 @@ fn kernel(
     // the 128 x 128 products' 64 accumulators a thread, which spilled
     // under that bound (ptxas on sm_90): one block, more registers.
     let bounds = match entry {
-        Entry::Tiled(128) => format!(
+        Entry::Tiled(128, _) => format!(
             "__launch_bounds__({}, 1) ",
             crate::print_contraction::THREADS
         ),
-        Entry::Tiled(_) | Entry::Attention(_) => format!(
+        Entry::Tiled(..) | Entry::Attention(_) => format!(
             "__launch_bounds__({}, 2) ",
             crate::print_contraction::THREADS
         ),
@@ -342,9 +352,11 @@ fn kernel(
         format!("a.A[{i}]")
     });
     match k.mapping {
-        Mapping::RowReduction if matches!(entry, Entry::Tiled(_) | Entry::Attention(_)) => {
+        Mapping::RowReduction if matches!(entry, Entry::Tiled(..) | Entry::Attention(_)) => {
             match (&lowered.contraction, &lowered.attention, entry) {
-                (Some(c), _, Entry::Tiled(t)) => crate::print_contraction::print(&mut p, k, c, t),
+                (Some(c), _, Entry::Tiled(t, tf32)) => {
+                    crate::print_contraction::print(&mut p, k, c, t, tf32)
+                }
                 (_, Some(a), Entry::Attention(r)) => crate::print_attention::print(&mut p, k, a, r),
                 _ => p.refuse(format!("kernel {} has no tiled form", k.name)),
             }
@@ -410,7 +422,7 @@ mod tests {
         let text = "program s(x: in f32[M, N], b: in f32[M], y: out f32[M, N]) {\n  for i in 0..M, j in 0..N {\n    y[i, j] = x[i, j] * 2.0 + b[i]\n  }\n}";
         let program = tile_ir::parse_program(text).unwrap();
         let plan = tile_plan::compile(&program, &tile_plan::Options::default()).unwrap();
-        let e = emit(&plan, DEFAULT_UNROLL, false).unwrap();
+        let e = emit(&plan, DEFAULT_UNROLL, false, false).unwrap();
         assert!(e.kernels[0].v4.is_some(), "a _v4 entry point");
         let most = e
             .source

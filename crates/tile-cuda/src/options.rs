@@ -42,6 +42,11 @@ pub struct CudaOptions {
     /// Print and run contractions' tiled entry points (`_mm`, `_mm64`;
     /// `TILE_CUDA_TILES=0` runs contractions as row kernels).
     pub tiles: bool,
+    /// Multiply `f32` contractions on TF32 tensor cores (`mma.sync`):
+    /// operands rounded to 10 mantissa bits, products summed in FP32.
+    /// Off by default (exact FP32); the user asks with `--allow-tf32` or
+    /// `allow_tf32=True`, never an environment variable.
+    pub allow_tf32: bool,
 }
 
 /// Quads per thread in flight in row loops over device memory (measured
@@ -89,6 +94,7 @@ impl Default for CudaOptions {
                 .and_then(|v| v.parse::<u32>().ok())
                 .filter(|b| *b > 0),
             tiles: std::env::var("TILE_CUDA_TILES").map_or(true, |v| v != "0"),
+            allow_tf32: false,
         }
     }
 }

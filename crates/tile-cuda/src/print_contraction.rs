@@ -41,6 +41,10 @@ pub(crate) const THREADS: u32 = 256;
 /// apart: at most two of a warp's stores share one), and rows stay
 /// 16-byte aligned.
 const PAD: i64 = 4;
+/// The padding of the tensor-core entry points: rows 8 banks apart, so a
+/// warp's fragment reads (lane `g + 8 t` reads row `t`, element `g`) hit
+/// 32 different banks.
+const MMA_PAD: i64 = 8;
 
 /// The pointer of an operand and the C expression of its element at
 /// (`outer`, `k`) (the left operand's row or the right one's column):
@@ -59,9 +63,12 @@ pub(crate) fn element(op: &Operand, outer_first: bool, outer: &str, k: &str) -> 
 /// 64), its arguments already declared. Each of the 16 x 16 threads holds
 /// `tile / 16` rows by as many columns: groups of 4 consecutive rows (and
 /// columns) 64 apart, so its shared-memory reads are 16-byte vectors.
-pub(crate) fn print(p: &mut Printer, k: &Kernel, c: &Contraction, tile: i64) {
+/// With `tf32` (an `f32` contraction the user allowed TF32 for), the
+/// warps multiply on tensor cores instead ([`print_mma`]).
+pub(crate) fn print(p: &mut Printer, k: &Kernel, c: &Contraction, tile: i64, tf32: bool) {
     let per = tile / 16;
     let f64 = c.dtype == DType::F64;
+    let mma = tf32 && !f64;
     let dd = depth(f64);
     // Elements per 16-byte run, and runs per thread per operand.
     let (w, vec) = if f64 { (2, "double2") } else { (4, "float4") };
@@ -86,19 +93,23 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, c: &Contraction, tile: i64) {
         "const long long tile_r0 = (long long)blockIdx.y * {tile}, tile_c0 = (long long)blockIdx.x * {tile};"
     ));
     p.line("if (tile_r0 >= tile_m || tile_c0 >= tile_n) return;");
-    let width = tile + PAD;
+    let width = tile + if mma { MMA_PAD } else { PAD };
     p.line(format!(
         "__shared__ __align__(16) {elem} tile_as[2][{dd}][{width}], tile_bs[2][{dd}][{width}];"
     ));
     p.line("const int tile_t = threadIdx.x, tile_tx = tile_t % 16, tile_ty = tile_t / 16;");
-    p.line(format!("{elem} tile_acc[{per}][{per}];"));
-    p.line("#pragma unroll");
-    p.open(format!("for (int tile_r = 0; tile_r < {per}; tile_r++)"));
-    p.line("#pragma unroll");
-    p.line(format!(
-        "for (int tile_q = 0; tile_q < {per}; tile_q++) tile_acc[tile_r][tile_q] = {zero};"
-    ));
-    p.close();
+    if mma {
+        mma_accumulators(p, tile);
+    } else {
+        p.line(format!("{elem} tile_acc[{per}][{per}];"));
+        p.line("#pragma unroll");
+        p.open(format!("for (int tile_r = 0; tile_r < {per}; tile_r++)"));
+        p.line("#pragma unroll");
+        p.line(format!(
+            "for (int tile_q = 0; tile_q < {per}; tile_q++) tile_acc[tile_r][tile_q] = {zero};"
+        ));
+        p.close();
+    }
     // Staging: each thread moves `groups` runs of `w` consecutive elements
     // of each operand per slice (16 bytes). Run `v` of thread `t` is
     // number `t + v * 256` of the slice's runs, which lie along `k` for a
@@ -198,9 +209,17 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, c: &Contraction, tile: i64) {
     };
     // The registers into shared buffer `buf`, `k`-major: a run along the
     // rows (columns) as one 16-byte store, one along `k` as `w` stores.
+    // For tensor cores each value is rounded to TF32 first (to nearest,
+    // ties away from zero, as cuBLAS's TF32 mode), once per element.
     let store = |p: &mut Printer, buf: &str| {
         p.line("#pragma unroll");
         p.open(format!("for (int tile_v = 0; tile_v < {groups}; tile_v++)"));
+        if mma {
+            p.line("#pragma unroll");
+            p.line(format!(
+                "for (int tile_u = 0; tile_u < {w}; tile_u++) {{ tile_ra[tile_v * {w} + tile_u] = tile_tf32(tile_ra[tile_v * {w} + tile_u]); tile_rb[tile_v * {w} + tile_u] = tile_tf32(tile_rb[tile_v * {w} + tile_u]); }}"
+            ));
+        }
         all_coords(p);
         for (shared, regs, o, kv, k_fast) in [
             ("tile_as", "tile_ra", "tile_ao", "tile_ak", a_k_fast),
@@ -224,6 +243,10 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, c: &Contraction, tile: i64) {
         }
         p.close();
     };
+    if mma {
+        // TF32 rounding of one value (a register holding its bits).
+        p.line("auto tile_tf32 = [](float x) { unsigned u; asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(u) : \"f\"(x)); return __uint_as_float(u); };");
+    }
     fetch(p, "0");
     store(p, "0");
     p.line("__syncthreads();");
@@ -235,9 +258,41 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, c: &Contraction, tile: i64) {
     p.open("if (tile_more)");
     fetch(p, &format!("tile_k0 + {dd}"));
     p.close();
-    // Each thread's rows are groups of 4 (`tile_ty * 4` on, 64 apart), its
-    // columns likewise from `tile_tx * 4`: 16-byte shared reads, a warp's
-    // 16 column groups side by side and 2 row groups (broadcasts).
+    if mma {
+        mma_slice(p, tile, dd);
+    } else {
+        fma_slice(p, f64, (per, dd), (elem, fma));
+    }
+    // The next slice into the other buffer, which every thread finished
+    // reading before the previous barrier.
+    p.open("if (tile_more)");
+    store(p, "tile_cur ^ 1");
+    p.close();
+    p.line("__syncthreads();");
+    p.close();
+    if mma {
+        mma_epilogue(p, k, c, tile);
+        return;
+    }
+    // The epilogue, per product inside the matrix.
+    p.line("#pragma unroll");
+    p.open(format!("for (int tile_r = 0; tile_r < {per}; tile_r++)"));
+    p.line("const long long tile_i = tile_r0 + (tile_r / 4) * 64 + tile_ty * 4 + tile_r % 4;");
+    p.line("if (tile_i >= tile_m) continue;");
+    p.line("#pragma unroll");
+    p.open(format!("for (int tile_q = 0; tile_q < {per}; tile_q++)"));
+    p.line("const long long tile_j = tile_c0 + (tile_q / 4) * 64 + tile_tx * 4 + tile_q % 4;");
+    p.line("if (tile_j >= tile_n) continue;");
+    epilogue(p, k, c, "tile_acc[tile_r][tile_q]");
+    p.close();
+    p.close();
+}
+
+/// One slice of `dd` `k` on the FMA units: each thread's rows are groups
+/// of 4 (`tile_ty * 4` on, 64 apart), its columns likewise from `tile_tx *
+/// 4`: 16-byte shared reads, a warp's 16 column groups side by side and 2
+/// row groups (broadcasts); one `fmaf` (`fma`) per product, in `k` order.
+fn fma_slice(p: &mut Printer, f64: bool, (per, dd): (i64, i64), (elem, fma): (&str, &str)) {
     p.line("#pragma unroll");
     p.open(format!("for (int tile_kk = 0; tile_kk < {dd}; tile_kk++)"));
     p.line(format!("{elem} tile_fa[{per}], tile_fb[{per}];"));
@@ -267,22 +322,99 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, c: &Contraction, tile: i64) {
     p.line(format!("for (int tile_q = 0; tile_q < {per}; tile_q++) tile_acc[tile_r][tile_q] = {fma}(tile_fa[tile_r], tile_fb[tile_q], tile_acc[tile_r][tile_q]);"));
     p.close();
     p.close();
-    // The next slice into the other buffer, which every thread finished
-    // reading before the previous barrier.
-    p.open("if (tile_more)");
-    store(p, "tile_cur ^ 1");
-    p.close();
-    p.line("__syncthreads();");
-    p.close();
-    // The epilogue, per product inside the matrix.
+}
+
+/// The tensor cores' warp tiles: 8 warps as 2 rows by 4 columns of the
+/// block's tile, each `tile / 2` rows by `tile / 4` columns, as `tile /
+/// 32` by `tile / 32` products of 16 x 8 (`mma.sync` m16n8k8, TF32 in,
+/// FP32 accumulators, four per thread each).
+fn mma_accumulators(p: &mut Printer, tile: i64) {
+    let n = tile / 32;
+    p.line("const int tile_w = tile_t / 32, tile_g = (tile_t % 32) / 4, tile_h = tile_t % 4;");
+    p.line(format!(
+        "const int tile_wr = (tile_w / 4) * {}, tile_wc = (tile_w % 4) * {};",
+        tile / 2,
+        tile / 4
+    ));
+    p.line(format!("float tile_acc[{n}][{n}][4];"));
     p.line("#pragma unroll");
-    p.open(format!("for (int tile_r = 0; tile_r < {per}; tile_r++)"));
-    p.line("const long long tile_i = tile_r0 + (tile_r / 4) * 64 + tile_ty * 4 + tile_r % 4;");
-    p.line("if (tile_i >= tile_m) continue;");
+    p.open(format!("for (int tile_r = 0; tile_r < {n}; tile_r++)"));
     p.line("#pragma unroll");
-    p.open(format!("for (int tile_q = 0; tile_q < {per}; tile_q++)"));
-    p.line("const long long tile_j = tile_c0 + (tile_q / 4) * 64 + tile_tx * 4 + tile_q % 4;");
-    p.line("if (tile_j >= tile_n) continue;");
+    p.line(format!(
+        "for (int tile_q = 0; tile_q < {n}; tile_q++) tile_acc[tile_r][tile_q][0] = tile_acc[tile_r][tile_q][1] = tile_acc[tile_r][tile_q][2] = tile_acc[tile_r][tile_q][3] = 0.0f;"
+    ));
+    p.close();
+}
+
+/// One slice of `dd` `k` on the tensor cores, 8 `k` per step: each warp
+/// reads its fragments from shared memory (already TF32; lane `g + 4 h`
+/// reads `k` `h` and `h + 4`, rows `g` and `g + 8` of each 16, columns
+/// `g` of each 8) and issues `tile / 32` squared `mma.sync`s.
+fn mma_slice(p: &mut Printer, tile: i64, dd: i64) {
+    let n = tile / 32;
+    p.line("#pragma unroll");
+    p.open(format!(
+        "for (int tile_kk = 0; tile_kk < {dd}; tile_kk += 8)"
+    ));
+    p.line(format!("unsigned tile_fa[{n}][4], tile_fb[{n}][2];"));
+    p.line("#pragma unroll");
+    p.open(format!("for (int tile_r = 0; tile_r < {n}; tile_r++)"));
+    p.line("const int tile_ar = tile_wr + tile_r * 16 + tile_g;");
+    p.line("tile_fa[tile_r][0] = __float_as_uint(tile_as[tile_cur][tile_kk + tile_h][tile_ar]);");
+    p.line(
+        "tile_fa[tile_r][1] = __float_as_uint(tile_as[tile_cur][tile_kk + tile_h][tile_ar + 8]);",
+    );
+    p.line(
+        "tile_fa[tile_r][2] = __float_as_uint(tile_as[tile_cur][tile_kk + tile_h + 4][tile_ar]);",
+    );
+    p.line("tile_fa[tile_r][3] = __float_as_uint(tile_as[tile_cur][tile_kk + tile_h + 4][tile_ar + 8]);");
+    p.close();
+    p.line("#pragma unroll");
+    p.open(format!("for (int tile_q = 0; tile_q < {n}; tile_q++)"));
+    p.line("const int tile_bc = tile_wc + tile_q * 8 + tile_g;");
+    p.line("tile_fb[tile_q][0] = __float_as_uint(tile_bs[tile_cur][tile_kk + tile_h][tile_bc]);");
+    p.line(
+        "tile_fb[tile_q][1] = __float_as_uint(tile_bs[tile_cur][tile_kk + tile_h + 4][tile_bc]);",
+    );
+    p.close();
+    p.line("#pragma unroll");
+    p.open(format!("for (int tile_r = 0; tile_r < {n}; tile_r++)"));
+    p.line("#pragma unroll");
+    p.open(format!("for (int tile_q = 0; tile_q < {n}; tile_q++)"));
+    p.line("float *const tile_d = tile_acc[tile_r][tile_q];");
+    p.line("asm volatile(\"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\" : \"+f\"(tile_d[0]), \"+f\"(tile_d[1]), \"+f\"(tile_d[2]), \"+f\"(tile_d[3]) : \"r\"(tile_fa[tile_r][0]), \"r\"(tile_fa[tile_r][1]), \"r\"(tile_fa[tile_r][2]), \"r\"(tile_fa[tile_r][3]), \"r\"(tile_fb[tile_q][0]), \"r\"(tile_fb[tile_q][1]));");
+    p.close();
+    p.close();
+    p.close();
+}
+
+/// The epilogue of the tensor-core entry points, per product inside the
+/// matrix: accumulator `e` of product tile (`tile_r`, `tile_q`) is row
+/// `g` (`g + 8` for `e` 2 and 3), column `2 h + e % 2` of it.
+fn mma_epilogue(p: &mut Printer, k: &Kernel, c: &Contraction, tile: i64) {
+    let n = tile / 32;
+    p.line("#pragma unroll");
+    p.open(format!("for (int tile_r = 0; tile_r < {n}; tile_r++)"));
+    p.line("#pragma unroll");
+    p.open(format!("for (int tile_q = 0; tile_q < {n}; tile_q++)"));
+    p.line("#pragma unroll");
+    p.open("for (int tile_e = 0; tile_e < 4; tile_e++)");
+    p.line("const long long tile_i = tile_r0 + tile_wr + tile_r * 16 + tile_g + (tile_e / 2) * 8;");
+    p.line("const long long tile_j = tile_c0 + tile_wc + tile_q * 8 + tile_h * 2 + tile_e % 2;");
+    p.line("if (tile_i >= tile_m || tile_j >= tile_n) continue;");
+    epilogue(p, k, c, "tile_acc[tile_r][tile_q][tile_e]");
+    p.close();
+    p.close();
+    p.close();
+}
+
+/// The contraction's epilogue on one product, `value` (C code), at
+/// `tile_i`, `tile_j` (from the matrix's corner): the program's
+/// statements through the printer.
+fn epilogue(p: &mut Printer, k: &Kernel, c: &Contraction, value: &str) {
+    let Some(row) = k.domain.first() else {
+        return;
+    };
     let depth = p.scope_len();
     p.line(format!(
         "const long long tile_iv = tile_i + {}, tile_jv = tile_j + {};",
@@ -292,11 +424,9 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, c: &Contraction, tile: i64) {
     p.bind_loop(&row.name, "tile_iv");
     p.bind_loop(&c.col.name, "tile_jv");
     let ty = tile_emit::VTy::of(c.dtype);
-    p.bind_value(&Contraction::value_name(), "tile_acc[tile_r][tile_q]", ty);
+    p.bind_value(&Contraction::value_name(), value, ty);
     p.stmts(&c.per_element);
     p.truncate_scope(depth);
-    p.close();
-    p.close();
 }
 
 /// Four consecutive shared elements from `at` into `dst[off]` to

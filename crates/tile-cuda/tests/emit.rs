@@ -105,8 +105,35 @@ fn every_tiled_entry_point_compiles_with_nvrtc_where_available() {
             }
         }
     }
-    println!("NVRTC compiled {entries} tiled entry points");
+    // The TF32 tensor-core products (`--allow-tf32`): every contraction
+    // fixture's `_mm` and `_mm64`, each transpose and epilogue, for sm_80
+    // (the first with TF32 `mma.sync`) and sm_90.
+    let tf32 = tile_cuda::CudaOptions {
+        allow_tf32: true,
+        ..Default::default()
+    };
+    let mut mma = 0;
+    for (x, y) in [(false, false), (true, false), (false, true), (true, true)] {
+        for which in 0..5 {
+            let text = tile_ir::fixture::contraction(x, y, which).0;
+            let program = tile_ir::parse_program(&text).unwrap();
+            let plan = compile(&program, &Options::default()).unwrap();
+            let src = tile_cuda::emit_cuda_with(&plan, &tf32).unwrap();
+            assert!(
+                src.contains("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"),
+                "{text}"
+            );
+            mma += src.matches("_mm(").count() + src.matches("_mm64(").count();
+            for arch in [80, 90] {
+                if let Err(e) = nv.compile(&src, "t.cu", arch, &["--std=c++17".to_string()]) {
+                    panic!("sm_{arch}: {e}\n{text}");
+                }
+            }
+        }
+    }
+    println!("NVRTC compiled {entries} tiled entry points, and {mma} on TF32 tensor cores");
     assert!(entries >= 2 * 20 * 2 + 24 * 3, "{entries}");
+    assert!(mma >= 20 * 2, "{mma}");
 }
 
 #[test]

@@ -820,6 +820,78 @@ fn large_contractions_match_the_interpreter() {
     }
 }
 
+/// `x` rounded to TF32 as `cvt.rna.tf32.f32` does: 10 stored mantissa
+/// bits, to nearest, ties away from zero (finite values).
+fn tf32(x: f32) -> f32 {
+    f32::from_bits(x.to_bits().wrapping_add(0x1000) & 0xFFFF_E000)
+}
+
+/// `--allow-tf32`: the contractions' tensor-core entry points (`_mm` on a
+/// grid of more tiles than multiprocessors, `_mm64` below), each
+/// transpose, the plain product and an epilogue reading a row vector, at
+/// ragged shapes and at rows a multiple of 16 bytes, give the FP64
+/// interpreter's products of the operands rounded to TF32 (and only the
+/// operands: the epilogue's inputs keep every bit), to FP32 accuracy.
+#[test]
+fn tf32_contractions_are_the_products_of_rounded_operands() {
+    if !gpu_or_skip("tf32_contractions_are_the_products_of_rounded_operands") {
+        return;
+    }
+    let opts = tile_cuda::CudaOptions {
+        allow_tf32: true,
+        ..Default::default()
+    };
+    let mut rounding_seen = 0.0f64;
+    let transposes = [(false, false), (true, false), (false, true), (true, true)];
+    for ((a_t, b_t), which) in transposes.into_iter().flat_map(|t| [(t, 0), (t, 4)]) {
+        let (text, outputs) = fixture::contraction(a_t, b_t, which);
+        let program = tile_ir::parse_program(&text).unwrap();
+        let plan = compile(&program, &Options::default()).unwrap();
+        let module = tile_cuda::compile(&plan, &opts).unwrap();
+        assert!(module.source().contains("mma.sync"), "{text}");
+        for (m, n, kk) in [
+            (2100i64, 1540i64, 36i64),
+            (2100, 1537, 19),
+            (300, 260, 517),
+            (1, 1, 1),
+            (130, 7, 9),
+        ] {
+            let sizes = Sizes::from([("M".into(), m), ("N".into(), n), ("K".into(), kk)]);
+            let args = fixture::arguments(&program, &sizes).unwrap();
+            let mut exact = args.clone();
+            interp::interpret(&program, &mut exact, &sizes).unwrap();
+            let mut want = args.clone();
+            for op in ["a", "b"] {
+                let x = &want[op];
+                let v: Vec<f64> = (0..x.len())
+                    .map(|e| f64::from(tf32(x.get_f64(e) as f32)))
+                    .collect();
+                let rounded = Array::from_f64(DType::F32, x.shape(), &v);
+                want.insert(op.to_string(), rounded);
+            }
+            interp::interpret(&program, &mut want, &sizes).unwrap();
+            let mut got = args;
+            module.run(&mut got, &sizes).unwrap();
+            let atol = 1e-5 * (kk + 1) as f64;
+            for out in outputs {
+                for e in 0..want[*out].len() {
+                    let (g, w) = (got[*out].get_f64(e), want[*out].get_f64(e));
+                    assert!(
+                        (g - w).abs() <= atol + 1e-4 * w.abs(),
+                        "{out}[{e}] = {g}, interpreter on TF32 operands {w}, transposed {a_t}/{b_t}, {m}x{n} K={kk}\n{text}"
+                    );
+                    rounding_seen = rounding_seen.max((g - exact[*out].get_f64(e)).abs());
+                }
+            }
+        }
+    }
+    // The operands were rounded: the results differ from exact FP32 ones.
+    assert!(
+        rounding_seen > 1e-3,
+        "largest difference from exact products {rounding_seen}"
+    );
+}
+
 /// Random attention heads (each operand in either index order; scaled,
 /// causal or biased scores; `f32` and `f64`) at shapes across the 64- and
 /// 32-row blocks, the 64-key blocks, the 32-deep slices (8 for `f64`) and the 128
