@@ -229,9 +229,15 @@ class Kernel:
         12)."""
         return self._k.target
 
+    @property
+    def allow_tf32(self):
+        """Whether `f32` matrix products on CUDA arrays may run on TF32
+        tensor cores (`tile.compile(..., allow_tf32=True)`)."""
+        return self._k.allow_tf32
+
     def source(self, target="cpu"):
-        """The generated source: C for `cpu`, CUDA C for `cuda`, WGSL for
-        `wgpu`."""
+        """The generated source: C for `cpu`, CUDA C for `cuda` (with
+        TF32 tensor-core products where `allow_tf32`), WGSL for `wgpu`."""
         return self._k.source(target)
 
     def __repr__(self):
