@@ -295,8 +295,10 @@ class Case:
         self.warmup_s = _number(req, "warmup_ms", float, 0.0) / 1e3
         self.atol = _number(req, "atol", float, 0.0)
         self.rtol = _number(req, "rtol", float, 0.0)
-        # `tile bench --allow-tf32`: f32 matrix products may round their
-        # operands to TF32 on tensor cores (cuBLAS's and XLA's TF32 modes).
+        # `tile bench --allow-tf32`, for a case whose program Tile runs as a
+        # contraction: f32 matrix products may round their operands to TF32
+        # on tensor cores (cuBLAS's and XLA's TF32 modes). Other cases
+        # (attention among them) keep exact FP32 products.
         self.allow_tf32 = req.get("allow_tf32", False)
         if not isinstance(self.allow_tf32, bool):
             raise BadRequest("`allow_tf32` must be true or false")

@@ -114,7 +114,9 @@ class TileRunner(common.Runner):
             self.notes.append(f"@tile.jit capture, out= call; {len(plan['kernels'])} kernel(s) planned")
         else:
             text, path = _program(case.graph)
-            kernel = tile.compile(text, file=path)
+            # `tile bench --allow-tf32` lets this case's contractions use
+            # TF32 tensor cores.
+            kernel = tile.compile(text, file=path, allow_tf32=case.allow_tf32)
             args = dict(ins)
             args.update(self._outs)
 

@@ -170,6 +170,11 @@ class CompiledRunner(common.Runner):
         self._result = None
         torch._dynamo.reset()
         torch.cuda.set_device(0)
+        # Exact FP32 products unless `tile bench --allow-tf32` allows TF32
+        # for this case (its matrix products only), as in torch_eager.
+        torch.backends.cuda.matmul.allow_tf32 = case.allow_tf32
+        if case.allow_tf32:
+            self.notes.append("TF32 products allowed (torch.backends.cuda.matmul.allow_tf32 = True)")
         dev = torch.device("cuda", 0)
         self.device = torch.cuda.get_device_name(0)
         self._events = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))

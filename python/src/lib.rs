@@ -108,9 +108,8 @@ impl Kernel {
     }
 
     fn cuda_module(&self, py: Python<'_>) -> PyResult<Arc<tile_cuda::CudaModule>> {
-        let opts = self.cuda_options();
         compiled_once(py, &self.cuda, || {
-            tile_cuda::compile(&self.plan, &opts).map_err(err)
+            tile_cuda::compile(&self.plan, &self.cuda_options()).map_err(err)
         })
     }
 

@@ -512,7 +512,7 @@ fn bench(b: BenchCmd) -> Result<(), String> {
         if target != "cuda" {
             return Err(TF32_CUDA_ONLY.to_string());
         }
-        tile_bench::suite::allow_tf32(&mut chosen);
+        tile_bench::suite::allow_tf32(&mut chosen)?;
     }
     let peers = match peers.as_slice() {
         // A user's program has no peer implementation.

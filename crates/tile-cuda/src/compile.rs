@@ -89,15 +89,23 @@ fn sha256_hex(bytes: &[u8]) -> String {
         .collect()
 }
 
+/// The first architecture with TF32 tensor cores (`mma.sync` on `.tf32`).
+const TF32_ARCH: u32 = 80;
+
 /// CUBINs by (source hash, architecture).
 type CubinCache = HashMap<(String, u32), Arc<Vec<u8>>>;
 
 /// Compiles `plan` for the current GPU.
 pub fn compile(plan: &Plan, opts: &CudaOptions) -> Result<CudaModule, CudaError> {
-    let emitted = emit::emit(plan, opts.unrolls(), opts.tiles, opts.allow_tf32)?;
+    let mut emitted = emit::emit(plan, opts.unrolls(), opts.tiles, opts.allow_tf32)?;
     let gpu = gpu()?;
     let nv = nvrtc()?;
     let arch = (gpu.cc.0 * 10 + gpu.cc.1) as u32;
+    if opts.allow_tf32 && arch < TF32_ARCH {
+        // TF32 `mma.sync` came with sm_80: before it, allowing TF32
+        // changes nothing (as PyTorch's flag), the products stay FP32.
+        emitted = emit::emit(plan, opts.unrolls(), opts.tiles, false)?;
+    }
     let hash = sha256_hex(emitted.source.as_bytes());
     static CACHE: OnceLock<Mutex<CubinCache>> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);

@@ -199,7 +199,7 @@ pub(crate) fn emit(
                         &index,
                         k,
                         &lowered,
-                        Entry::Tiled(t, tf32),
+                        Entry::Tiled(t, tf32 && c.dtype == tile_ir::DType::F32),
                         base + MM_SITE_BASE,
                         unroll,
                     )

@@ -9,7 +9,8 @@
 //! the slice inside the matrix; elsewhere (ragged edges, odd strides)
 //! each element is read alone and checked. Each thread sums an 8 x 8 (or 4 x 4)
 //! register tile of products over `k` in order, one accumulator per
-//! product (`fmaf`, exact FP32: no tensor cores), reading its rows and
+//! product (`fmaf`, exact FP32; with `--allow-tf32` the warps use TF32
+//! tensor cores instead, see [`print`]), reading its rows and
 //! columns from shared memory as 16-byte vectors. Then each thread runs
 //! the epilogue ([`tile_plan::Contraction::per_element`]) on each of its
 //! products inside the matrix, through the printer, so the epilogue's
@@ -42,7 +43,7 @@ pub(crate) const THREADS: u32 = 256;
 /// 16-byte aligned.
 const PAD: i64 = 4;
 /// The padding of the tensor-core entry points: rows 8 banks apart, so a
-/// warp's fragment reads (lane `g + 8 t` reads row `t`, element `g`) hit
+/// warp's fragment reads (lane `4 g + t` reads row `t`, element `g`) hit
 /// 32 different banks.
 const MMA_PAD: i64 = 8;
 
@@ -64,7 +65,7 @@ pub(crate) fn element(op: &Operand, outer_first: bool, outer: &str, k: &str) -> 
 /// `tile / 16` rows by as many columns: groups of 4 consecutive rows (and
 /// columns) 64 apart, so its shared-memory reads are 16-byte vectors.
 /// With `tf32` (an `f32` contraction the user allowed TF32 for), the
-/// warps multiply on tensor cores instead ([`print_mma`]).
+/// warps multiply on tensor cores instead ([`mma_slice`]).
 pub(crate) fn print(p: &mut Printer, k: &Kernel, c: &Contraction, tile: i64, tf32: bool) {
     let per = tile / 16;
     let f64 = c.dtype == DType::F64;
@@ -347,7 +348,7 @@ fn mma_accumulators(p: &mut Printer, tile: i64) {
 }
 
 /// One slice of `dd` `k` on the tensor cores, 8 `k` per step: each warp
-/// reads its fragments from shared memory (already TF32; lane `g + 4 h`
+/// reads its fragments from shared memory (already TF32; lane `4 g + h`
 /// reads `k` `h` and `h + 4`, rows `g` and `g + 8` of each 16, columns
 /// `g` of each 8) and issues `tile / 32` squared `mma.sync`s.
 fn mma_slice(p: &mut Printer, tile: i64, dd: i64) {

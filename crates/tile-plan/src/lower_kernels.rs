@@ -441,7 +441,10 @@ fn quads(
                 if let Expr::Load { buf, idx, .. } = x {
                     let mut free = Vec::new();
                     x.free_vars(&mut free);
-                    if free.contains(&jv) {
+                    // Each distinct access once, in order of first
+                    // appearance, as the printers load them (so the
+                    // entry point's own failure sites name their buffers).
+                    if free.contains(&jv) && !loaded.iter().any(|(b, i)| b == buf && i == idx) {
                         loaded.push((buf.clone(), idx.clone()));
                     }
                 }

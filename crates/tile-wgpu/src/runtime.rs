@@ -152,8 +152,18 @@ impl WgpuModule {
         } else {
             bindings
         };
+        if numbers > limits.max_bindings_per_bind_group as usize
+            && bindings <= limits.max_storage_buffers_per_shader_stage as usize
+        {
+            return Err(WgpuError::Unsupported(format!(
+                "`{}` numbers its bindings up to {} (each `f32` parameter also has a 16-byte view); the adapter {adapter_name} allows binding numbers below {}",
+                program.name,
+                numbers - 1,
+                limits.max_bindings_per_bind_group
+            )));
+        }
         if bindings > limits.max_storage_buffers_per_shader_stage as usize
-            || numbers > limits.max_bindings_per_bind_group as usize
+            || bindings > limits.max_bindings_per_bind_group as usize
         {
             return Err(WgpuError::Unsupported(format!(
                 "`{}` needs {bindings} storage buffers ({} parameters and Tile's sizes and failure word{}); the adapter {adapter_name} allows {}",

@@ -113,3 +113,37 @@ fn a_failed_16_byte_access_is_named_and_changes_nothing() {
     );
     assert_eq!(arrays, before, "a failed call changed its arguments");
 }
+
+#[test]
+fn a_failed_16_byte_store_names_its_buffer_after_a_repeated_load() {
+    // Two nests fused into one kernel read `x[i, j]` twice (one 16-byte
+    // load): the failed store past `z`'s rows is named `z`, not the
+    // buffer of the site before it.
+    let plan = plan("program dup(x: in f32[M, N], y: out f32[M, N], z: out f32[M, N]) {\n  for i in 0..M, j in 0..N {\n    y[i, j] = exp(x[i, j])\n  }\n  for p in 0..M, q in 0..N {\n    z[p, q + 4] = sin(x[p, q])\n  }\n}");
+    let Some(m) = module(&plan) else {
+        return;
+    };
+    let mut arrays = BTreeMap::from([
+        (
+            "x".to_string(),
+            Array::from_f64(DType::F32, &[2, 8], &values(16, 4)),
+        ),
+        (
+            "y".to_string(),
+            Array::from_f64(DType::F32, &[2, 8], &[5.0; 16]),
+        ),
+        (
+            "z".to_string(),
+            Array::from_f64(DType::F32, &[2, 8], &[6.0; 16]),
+        ),
+    ]);
+    let before = arrays.clone();
+    let bound = m.bind(&arrays, &Sizes::new()).unwrap();
+    assert_eq!(m.launched(&bound), ["tile_k0_v4"]);
+    let e = m.run(&mut arrays, &Sizes::new()).unwrap_err();
+    assert!(
+        matches!(&e, WgpuError::OutOfBounds { buf, what, .. } if buf == "z" && what == "vector access"),
+        "{e}"
+    );
+    assert_eq!(arrays, before, "a failed call changed its arguments");
+}
