@@ -77,26 +77,36 @@ pub fn element_grid(p: &mut Printer, k: &Kernel) {
 /// The elements of a row past its last whole quad (`dn % 4` of them), one
 /// per thread of block 0 with the scalar code: printed first in the `_v4`
 /// entry point, so its failure sites are numbered as the plain entry
-/// point's.
+/// point's. Where `f32` buffers are read through 16-byte views (WGSL), the
+/// tail's elements share one `vec4` of each buffer, so thread 0 writes
+/// them all, in order: no two threads write components of one vector.
 fn ragged_tail(p: &mut Printer, k: &Kernel) {
     let last = k.domain.len() - 1;
     let jname = &k.domain[last].name;
     let g = p.gpu();
-    p.open(format!(
-        "if ({} == 0 && {} < dn{last} % 4)",
-        g.block_x, g.thread_x
-    ));
+    let (int, syn) = (p.d.int, p.d.syntax);
+    let one_thread = g.quad_elem.is_some();
+    let first = if one_thread {
+        p.open(format!("if ({} == 0 && {} == 0)", g.block_x, g.thread_x));
+        p.open(syn.for_head(int, "tt", "0", &format!("tt < dn{last} % 4"), "tt += 1"));
+        "tt"
+    } else {
+        p.open(format!(
+            "if ({} == 0 && {} < dn{last} % 4)",
+            g.block_x, g.thread_x
+        ));
+        g.thread_x
+    };
     let depth = p.scope_len();
     let jv = Printer::var_name(jname);
-    p.line(p.d.syntax.decl(
-        p.d.int,
-        &jv,
-        &format!("dl{last} + dn{last} / 4 * 4 + {}", g.thread_x),
-    ));
+    p.line(syn.decl(int, &jv, &format!("dl{last} + dn{last} / 4 * 4 + {first}")));
     p.bind_loop(jname, &jv);
     p.stmts(&k.body);
     p.truncate_scope(depth);
     p.close();
+    if one_thread {
+        p.close();
+    }
 }
 
 /// The work loops of element kernels: rows (every domain variable but the
