@@ -71,7 +71,12 @@ pub fn prepare(case: &Case, variant: Variant) -> Result<Prepared, String> {
     let (inputs, outputs) = (names(false), names(true));
     let source = module.source().to_string();
     let hash = crate::target::sha256_hex(&source);
-    let record = plan_record(&plan, json!({"workgroup": 256}));
+    // The entry points each call dispatches (`tile_k0_v4` where a
+    // kernel's 16-byte entry point runs at the case's sizes).
+    let record = plan_record(
+        &plan,
+        json!({"workgroup": 256, "launched": module.launched(&bound)}),
+    );
     let artifacts = json!({
         "tile": env!("CARGO_PKG_VERSION"),
         "compiler": "naga (wgpu 30), by the driver",
