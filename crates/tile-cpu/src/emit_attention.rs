@@ -14,7 +14,7 @@
 use crate::emit_contraction::{gemm_name, left, right, scalar, DEPTH, MR};
 use tile_emit::Printer;
 use tile_ir::{BinOp, Expr};
-use tile_plan::{Attention, Kernel, ScratchRow};
+use tile_plan::{Attention, Kernel, Operand, ScratchRow};
 
 /// Query rows per block (a multiple of the register tile's 6 rows).
 const ROWS: i64 = 48;
@@ -99,9 +99,10 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, a: &Attention) {
         "{elem} *const tile_pa = tile_pb + {};",
         DEPTH * cols
     ));
-    let (q_at, q_rs, q_ks) = left(&a.q, "tile_ib");
-    let (k_at, k_ks, k_cs) = right(&a.k, "tile_jb");
-    let (v_at, v_ks, v_cs) = right(&a.v, "tile_cb");
+    let ptr = |op: &Operand| Printer::ptr_name(&op.buf);
+    let (q_at, q_rs, q_ks) = left(&a.q, &ptr(&a.q), "tile_ib");
+    let (k_at, k_ks, k_cs) = right(&a.k, &ptr(&a.k), "tile_jb");
+    let (v_at, v_ks, v_cs) = right(&a.v, &ptr(&a.v), "tile_cb");
     let (scores, sums, output) = (&a.scratch[0], &a.scratch[1], &a.scratch[2]);
     p.line("const int64_t rs = dl0 + lo, re = dl0 + hi;");
     p.open(format!(

@@ -52,7 +52,7 @@ pub(crate) fn print(
     c: &Contraction,
     columns: bool,
 ) {
-    let Some(row) = k.domain.first() else {
+    let Some(dom) = k.domain.first() else {
         p.refuse(format!("contraction kernel {} has no row variable", k.name));
         return;
     };
@@ -61,8 +61,8 @@ pub(crate) fn print(
     let (tile_b, pack_b, pack_a) = (ROWS * cols * size, DEPTH * cols * size, DEPTH * MR * size);
     p.line(format!(
         "const int64_t dl0 = {}, dn0 = {};",
-        p.size_expr(&row.lo),
-        p.extent(&row.lo, &row.hi)
+        p.size_expr(&dom.lo),
+        p.extent(&dom.lo, &dom.hi)
     ));
     p.line("if (lo >= hi || dn0 <= 0) return;");
     p.set_line(c.line);
@@ -87,15 +87,52 @@ pub(crate) fn print(
         p.extent(&c.col.lo, &c.col.hi),
         p.extent(&c.k.lo, &c.k.hi)
     ));
-    // Element (i, k) of the left operand and (k, j) of the right one, as
-    // offsets: row-major boxes from 0 (find_contractions requires it).
-    let (a_at, a_rs, a_ks) = left(&c.a, "tile_ib");
-    let (b_at, b_ks, b_cs) = right(&c.b, "tile_jb");
-    p.line(if columns {
-        format!("const int64_t rs = dl0, re = dl0 + dn0, tile_cs = lo * {CHUNK}, tile_ce = tile_n - tile_cs < (hi - lo) * {CHUNK} ? tile_n : hi * {CHUNK};")
+    // The product's rows: the kernel's slice of them, or (`columns`)
+    // all of them; in a batched product, the slice (or all) of the
+    // batches, each with every row.
+    let slice = if columns {
+        ("dl0".to_string(), "dl0 + dn0".to_string())
     } else {
-        "const int64_t rs = dl0 + lo, re = dl0 + hi, tile_cs = 0, tile_ce = tile_n;".to_string()
+        ("dl0 + lo".to_string(), "dl0 + hi".to_string())
+    };
+    let (rs, re) = match &c.batch {
+        Some(_) => {
+            p.line(format!(
+                "const int64_t tile_hs = {}, tile_he = {};",
+                slice.0, slice.1
+            ));
+            let lo = p.size_expr(&c.row.lo);
+            let n = p.extent(&c.row.lo, &c.row.hi);
+            (lo.clone(), format!("{lo} + {n}"))
+        }
+        None => slice,
+    };
+    p.line(if columns {
+        format!("const int64_t rs = {rs}, re = {re}, tile_cs = lo * {CHUNK}, tile_ce = tile_n - tile_cs < (hi - lo) * {CHUNK} ? tile_n : hi * {CHUNK};")
+    } else {
+        format!("const int64_t rs = {rs}, re = {re}, tile_cs = 0, tile_ce = tile_n;")
     });
+    if let Some(h) = &c.batch {
+        p.open("for (int64_t tile_h = tile_hs; tile_h < tile_he; tile_h++)");
+        p.bind_loop(&h.name, "tile_h");
+    }
+    // Element (i, k) of the left operand and (k, j) of the right one, as
+    // offsets: row-major boxes from 0 (find_contractions requires it), a
+    // batched operand's matrix `tile_h` of them.
+    let base = |op: &Operand| {
+        let ptr = Printer::ptr_name(&op.buf);
+        if op.batched {
+            format!(
+                "({ptr} + tile_h * ({} * {}))",
+                Printer::box_n(&op.buf, 1),
+                Printer::box_n(&op.buf, 2)
+            )
+        } else {
+            ptr
+        }
+    };
+    let (a_at, a_rs, a_ks) = left(&c.a, &base(&c.a), "tile_ib");
+    let (b_at, b_ks, b_cs) = right(&c.b, &base(&c.b), "tile_jb");
     p.open(format!(
         "for (int64_t tile_ib = rs; tile_ib < re; tile_ib += {ROWS})"
     ));
@@ -123,18 +160,28 @@ pub(crate) fn print(
     let (jb, je) = tile_plan::contraction_block_names();
     p.bind_loop(&jb, "tile_jb");
     p.bind_loop(&je, "tile_je");
-    p.loop_level(&row.name, "tile_ii", "tile_ii + 1", &lowered.body, false);
+    p.loop_level(&c.row.name, "tile_ii", "tile_ii + 1", &lowered.body, false);
     p.truncate_scope(depth);
     p.close();
     p.close();
     p.close();
+    if c.batch.is_some() {
+        p.close();
+    }
+}
+
+/// The row stride of an operand's matrix: its last dimension's extent (a
+/// row-major box from 0).
+fn row_len(op: &Operand) -> String {
+    Printer::box_n(&op.buf, if op.batched { 2 } else { 1 })
 }
 
 /// A left operand from its row `row` on, as `tile_gemm_f32` takes it: the
-/// pointer and the strides of its rows and of `k` (a row-major box from
-/// 0, the operand indexed `[row, k]`, or `[k, row]` when transposed).
-pub(crate) fn left(op: &Operand, row: &str) -> (String, String, String) {
-    let (ptr, cols) = (Printer::ptr_name(&op.buf), Printer::box_n(&op.buf, 1));
+/// pointer (from `ptr`, its matrix's first element) and the strides of its
+/// rows and of `k` (a row-major box from 0, the operand indexed `[row,
+/// k]`, or `[k, row]` when transposed).
+pub(crate) fn left(op: &Operand, ptr: &str, row: &str) -> (String, String, String) {
+    let cols = row_len(op);
     if op.transposed {
         (format!("{ptr} + {row}"), "1".into(), cols)
     } else {
@@ -142,11 +189,11 @@ pub(crate) fn left(op: &Operand, row: &str) -> (String, String, String) {
     }
 }
 
-/// A right operand from its column `col` on: the pointer and the strides
-/// of `k` and of its columns (indexed `[k, col]`, or `[col, k]` when
-/// transposed).
-pub(crate) fn right(op: &Operand, col: &str) -> (String, String, String) {
-    let (ptr, cols) = (Printer::ptr_name(&op.buf), Printer::box_n(&op.buf, 1));
+/// A right operand from its column `col` on: the pointer (from `ptr`) and
+/// the strides of `k` and of its columns (indexed `[k, col]`, or `[col,
+/// k]` when transposed).
+pub(crate) fn right(op: &Operand, ptr: &str, col: &str) -> (String, String, String) {
+    let cols = row_len(op);
     if op.transposed {
         (format!("{ptr} + {col} * {cols}"), "1".into(), cols)
     } else {

@@ -5,13 +5,19 @@
 //! (1, ragged, across the 960-row, 512-column and 256-deep blocks, and an
 //! empty `k`): the plan finds the contraction, the C source tiles it, and
 //! every output matches the FP64 interpreter within `f32` accumulation's
-//! error (`atol 1e-5 * (K + 1)`, `rtol 1e-4`).
+//! error (`atol 1e-5 * (K + 1)`, `rtol 1e-4`); batched products likewise.
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use tile_ir::{fixture, interp, Sizes};
 
 fn check(text: &str, outputs: &[&str], m: i64, n: i64, kk: i64) -> Result<(), TestCaseError> {
+    let sizes = Sizes::from([("M".into(), m), ("N".into(), n), ("K".into(), kk)]);
+    check_at(text, outputs, &sizes)
+}
+
+/// [`check`] at any sizes (`B` too, for batched products).
+fn check_at(text: &str, outputs: &[&str], sizes: &Sizes) -> Result<(), TestCaseError> {
     let program =
         tile_ir::parse_program(text).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
     let plan = tile_plan::compile(&program, &tile_plan::Options::default())
@@ -35,22 +41,21 @@ fn check(text: &str, outputs: &[&str], m: i64, n: i64, kk: i64) -> Result<(), Te
     prop_assert!(source.contains(helper), "{}", text);
     let module =
         tile_cpu::compile(&plan, &opts).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
-    let sizes = Sizes::from([("M".into(), m), ("N".into(), n), ("K".into(), kk)]);
-    let args = fixture::arguments(&program, &sizes).expect("arguments");
+    let args = fixture::arguments(&program, sizes).expect("arguments");
     let mut want = args.clone();
-    interp::interpret(&program, &mut want, &sizes)
+    interp::interpret(&program, &mut want, sizes)
         .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
     let mut got = args;
     module
-        .run(&mut got, &sizes)
+        .run(&mut got, sizes)
         .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
-    let atol = 1e-5 * (kk + 1) as f64;
+    let atol = 1e-5 * (sizes["K"] + 1) as f64;
     for out in outputs {
         for e in 0..want[*out].len() {
             let (g, w) = (got[*out].get_f64(e), want[*out].get_f64(e));
             prop_assert!(
                 (g - w).abs() <= atol + 1e-4 * w.abs(),
-                "{out}[{e}] (flat) = {g}, interpreter {w}, M={m} N={n} K={kk}\n{text}"
+                "{out}[{e}] (flat) = {g}, interpreter {w}, {sizes:?}\n{text}"
             );
         }
     }
@@ -89,6 +94,46 @@ fn random_contractions_match_the_interpreter() {
                 text = text.replace("f32", "f64");
             }
             check(&text, outputs, m, n, kk)
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// Batched products (`for h in 0..B, i in 0..M, j in 0..N`), each operand
+/// one matrix per batch or one every batch shares, at batch counts that
+/// take the column split (few batches: every batch over chunks of
+/// columns) and the batch split (threads over batches).
+#[test]
+fn random_batched_contractions_match_the_interpreter() {
+    let mut runner = TestRunner::new(Config {
+        cases: 40,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let strategy = (
+        (any::<bool>(), any::<bool>()),
+        (any::<bool>(), any::<bool>()),
+        0usize..5,
+        prop::sample::select(vec![1i64, 2, 3, 200]),
+        prop::sample::select(vec![1i64, 5, 13]),
+        prop::sample::select(vec![1i64, 3, 33, 300]),
+        prop::sample::select(vec![0i64, 1, 17]),
+        any::<bool>(),
+    );
+    runner
+        .run(&strategy, |(t, batched, which, b, m, n, kk, f64)| {
+            let (mut text, outputs) = fixture::batched_contraction(t, batched, which);
+            if f64 {
+                text = text.replace("f32", "f64");
+            }
+            // The interpreter's cost: a few million products at most.
+            let n = if b == 200 { n.min(33) } else { n };
+            let sizes = Sizes::from([
+                ("B".into(), b),
+                ("M".into(), m),
+                ("N".into(), n),
+                ("K".into(), kk),
+            ]);
+            check_at(&text, outputs, &sizes)
         })
         .unwrap_or_else(|e| panic!("{e}"));
 }

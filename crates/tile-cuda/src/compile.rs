@@ -97,14 +97,18 @@ type CubinCache = HashMap<(String, u32), Arc<Vec<u8>>>;
 
 /// Compiles `plan` for the current GPU.
 pub fn compile(plan: &Plan, opts: &CudaOptions) -> Result<CudaModule, CudaError> {
-    let mut emitted = emit::emit(plan, opts.unrolls(), opts.tiles, opts.allow_tf32)?;
+    let mut emitted = emit::emit(plan, opts.unrolls(), opts.tiling())?;
     let gpu = gpu()?;
     let nv = nvrtc()?;
     let arch = (gpu.cc.0 * 10 + gpu.cc.1) as u32;
     if opts.allow_tf32 && arch < TF32_ARCH {
         // TF32 `mma.sync` came with sm_80: before it, allowing TF32
         // changes nothing (as PyTorch's flag), the products stay FP32.
-        emitted = emit::emit(plan, opts.unrolls(), opts.tiles, false)?;
+        let exact = emit::Tiling {
+            tf32: false,
+            ..opts.tiling()
+        };
+        emitted = emit::emit(plan, opts.unrolls(), exact)?;
     }
     let hash = sha256_hex(emitted.source.as_bytes());
     static CACHE: OnceLock<Mutex<CubinCache>> = OnceLock::new();

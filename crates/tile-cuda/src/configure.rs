@@ -197,13 +197,28 @@ impl CudaModule {
         // the grid and the entry point takes a block's threads.
         // 128 x 128 tiles, or 64 x 64 ones where the larger would leave
         // multiprocessors idle.
-        if let (Some(mm), Some(mm64), Some((lo, hi))) = (fs.mm, fs.mm64, &self.kernels[n].mm) {
-            let cols = tile_ir::args::eval_int(hi, sizes)
-                .zip(tile_ir::args::eval_int(lo, sizes))
-                .map(|(h, l)| h.saturating_sub(l).max(0));
+        if let (Some(mm), Some(mm64), Some(g)) = (fs.mm, fs.mm64, &self.kernels[n].mm) {
+            let extent = |(lo, hi): &(tile_ir::Expr, tile_ir::Expr)| {
+                tile_ir::args::eval_int(hi, sizes)
+                    .zip(tile_ir::args::eval_int(lo, sizes))
+                    .map(|(h, l)| h.saturating_sub(l).max(0))
+            };
+            // A batched product: the kernel's rows are batches, each
+            // with the product's rows; `x` takes each batch's columns.
+            let shape = match &g.rows {
+                None => extent(&g.cols).map(|cols| (1, nrows, cols)),
+                Some(rows) => extent(rows)
+                    .zip(extent(&g.cols))
+                    .map(|(r, c)| (nrows, r, c)),
+            };
             let threads = crate::print_contraction::THREADS;
-            if let Some(cols) = cols {
-                let grid = |tile: i64| ((cols + tile - 1) / tile, (nrows + tile - 1) / tile);
+            if let Some((batches, rows, cols)) = shape {
+                let grid = |tile: i64| {
+                    (
+                        ((cols + tile - 1) / tile).saturating_mul(batches),
+                        (rows + tile - 1) / tile,
+                    )
+                };
                 let (gx, gy) = grid(128);
                 let small = gx.saturating_mul(gy) < self.gpu.sm_count as i64;
                 let (func, most, (gx, gy)) = if small {

@@ -64,7 +64,7 @@ pub(crate) struct KernelInfo {
     pub rows_sites: Vec<Site>,
     /// Present when a `_mm` entry point exists (a contraction): its
     /// columns' range, which sizes the grid with the rows.
-    pub mm: Option<(tile_ir::Expr, tile_ir::Expr)>,
+    pub mm: Option<MmGrid>,
     /// Failure sites of the `_mm` entry points (or the `_att` ones).
     pub mm_sites: Vec<Site>,
     /// An attention head's `_att` entry points: the query rows per block
@@ -77,6 +77,16 @@ pub(crate) struct KernelInfo {
     /// [`LoweredKernel::check_then_wait`]: refused at sizes where a check
     /// may fail.
     pub check_then_wait: bool,
+}
+
+/// The ranges that size a contraction's grid ([`KernelInfo::mm`]).
+#[derive(Clone, Debug)]
+pub(crate) struct MmGrid {
+    /// The product's columns.
+    pub cols: (tile_ir::Expr, tile_ir::Expr),
+    /// A batched product's rows (the kernel's rows are its batches);
+    /// `None` when the kernel's rows are the product's.
+    pub rows: Option<(tile_ir::Expr, tile_ir::Expr)>,
 }
 
 /// The whole CUDA file for a plan.
@@ -92,15 +102,38 @@ pub(crate) const DEFAULT_UNROLL: Unroll = Unroll {
     held: crate::options::DEFAULT_ROW_HOLD,
 };
 
-/// Prints the CUDA C for `plan`: contractions' and attention heads'
-/// tiled entry points where `tiles`, `f32` products on TF32 tensor cores
-/// where `tf32` (the user's `--allow-tf32`).
-pub(crate) fn emit(
-    plan: &Plan,
-    unroll: Unroll,
-    tiles: bool,
-    tf32: bool,
-) -> Result<Emitted, CudaError> {
+/// How contractions' and attention heads' tiled entry points print
+/// ([`crate::CudaOptions::tiles`], `allow_tf32`, `mm_blocks`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Tiling {
+    /// Print them at all.
+    pub on: bool,
+    /// `f32` products on TF32 tensor cores (the user's `--allow-tf32`).
+    pub tf32: bool,
+    /// Blocks per multiprocessor the 128-tile entry point's launch
+    /// bounds ask for; `None`: the default ([`mm_blocks`]).
+    pub mm_blocks: Option<u32>,
+}
+
+/// What `tile emit` prints: tiled entry points, exact FP32.
+pub(crate) const DEFAULT_TILING: Tiling = Tiling {
+    on: true,
+    tf32: false,
+    mm_blocks: None,
+};
+
+/// Blocks of 256 threads per multiprocessor the `_mm` entry point's
+/// launch bounds ask for, unless the options say: one for FP32 and `f64`
+/// (their 64 accumulators a thread spilled under two blocks' 128
+/// registers, ptxas on sm_90), two on tensor cores (128 registers, no
+/// spills).
+fn mm_blocks(tiling: Tiling, tf32: bool) -> u32 {
+    tiling.mm_blocks.unwrap_or(if tf32 { 2 } else { 1 })
+}
+
+/// Prints the CUDA C for `plan`, tiled entry points as `tiling` says.
+pub(crate) fn emit(plan: &Plan, unroll: Unroll, tiling: Tiling) -> Result<Emitted, CudaError> {
+    let (tiles, tf32) = (tiling.on, tiling.tf32);
     let unroll = Unroll {
         quads: unroll.quads.max(1),
         rows: unroll.rows.max(1),
@@ -199,7 +232,10 @@ pub(crate) fn emit(
                         &index,
                         k,
                         &lowered,
-                        Entry::Tiled(t, tf32 && c.dtype == tile_ir::DType::F32),
+                        {
+                            let mma = tf32 && c.dtype == tile_ir::DType::F32;
+                            Entry::Tiled(t, mma, mm_blocks(tiling, mma))
+                        },
                         base + MM_SITE_BASE,
                         unroll,
                     )
@@ -210,7 +246,13 @@ pub(crate) fn emit(
                     source.push('\n');
                     source.push_str(&p.code);
                 }
-                info.mm = Some((c.col.lo.clone(), c.col.hi.clone()));
+                info.mm = Some(MmGrid {
+                    cols: (c.col.lo.clone(), c.col.hi.clone()),
+                    rows: c
+                        .batch
+                        .as_ref()
+                        .map(|_| (c.row.lo.clone(), c.row.hi.clone())),
+                });
                 info.mm_sites = printed[0].sites.clone();
             }
         }
@@ -268,8 +310,9 @@ enum Entry {
     Rows,
     /// A contraction's tiles of products (`tile_kN_mm` for 128 x 128,
     /// `tile_kN_mm64` for 64 x 64), on tensor cores in TF32 where the
-    /// second field allows it (and the contraction is `f32`).
-    Tiled(i64, bool),
+    /// second field allows it (and the contraction is `f32`); the third
+    /// is the 128-tile entry point's blocks per multiprocessor.
+    Tiled(i64, bool, u32),
     /// An attention head's query rows by blocks (`tile_kN_att64`,
     /// `tile_kN_att32`), by rows per thread.
     Attention(i64),
@@ -309,8 +352,8 @@ fn kernel(
             Entry::Plain => "",
             Entry::Vec4 => " (4 elements per thread, 16-byte accesses)",
             Entry::Rows => " (rows staged in shared memory)",
-            Entry::Tiled(_, false) => " (a tile of products per block, then the epilogue)",
-            Entry::Tiled(_, true) =>
+            Entry::Tiled(_, false, _) => " (a tile of products per block, then the epilogue)",
+            Entry::Tiled(_, true, _) =>
                 " (a tile of products per block, TF32 tensor cores for f32, then the epilogue)",
             Entry::Attention(_) =>
                 " (attention: a block of query rows per block, scores in registers)",
@@ -324,17 +367,16 @@ fn kernel(
         Entry::Plain => symbol(k),
         Entry::Vec4 => format!("{}_v4", symbol(k)),
         Entry::Rows => format!("{}_rows", symbol(k)),
-        Entry::Tiled(128, _) => format!("{}_mm", symbol(k)),
-        Entry::Tiled(t, _) => format!("{}_mm{t}", symbol(k)),
+        Entry::Tiled(128, ..) => format!("{}_mm", symbol(k)),
+        Entry::Tiled(t, ..) => format!("{}_mm{t}", symbol(k)),
         Entry::Attention(r) => format!("{}_att{}", symbol(k), 16 * r),
     };
     // Tiled entry points hold tiles in registers: two blocks of 256
     // threads per multiprocessor (at most 128 registers each), except
-    // the 128 x 128 products' 64 accumulators a thread, which spilled
-    // under that bound (ptxas on sm_90): one block, more registers.
+    // the 128 x 128 products' entry point, as [`mm_blocks`] says.
     let bounds = match entry {
-        Entry::Tiled(128, _) => format!(
-            "__launch_bounds__({}, 1) ",
+        Entry::Tiled(128, _, blocks) => format!(
+            "__launch_bounds__({}, {blocks}) ",
             crate::print_contraction::THREADS
         ),
         Entry::Tiled(..) | Entry::Attention(_) => format!(
@@ -354,8 +396,8 @@ fn kernel(
     match k.mapping {
         Mapping::RowReduction if matches!(entry, Entry::Tiled(..) | Entry::Attention(_)) => {
             match (&lowered.contraction, &lowered.attention, entry) {
-                (Some(c), _, Entry::Tiled(t, tf32)) => {
-                    crate::print_contraction::print(&mut p, k, c, t, tf32)
+                (Some(c), _, Entry::Tiled(t, tf32, _)) => {
+                    crate::print_contraction::print(&mut p, c, t, tf32)
                 }
                 (_, Some(a), Entry::Attention(r)) => crate::print_attention::print(&mut p, k, a, r),
                 _ => p.refuse(format!("kernel {} has no tiled form", k.name)),
@@ -422,7 +464,11 @@ mod tests {
         let text = "program s(x: in f32[M, N], b: in f32[M], y: out f32[M, N]) {\n  for i in 0..M, j in 0..N {\n    y[i, j] = x[i, j] * 2.0 + b[i]\n  }\n}";
         let program = tile_ir::parse_program(text).unwrap();
         let plan = tile_plan::compile(&program, &tile_plan::Options::default()).unwrap();
-        let e = emit(&plan, DEFAULT_UNROLL, false, false).unwrap();
+        let off = Tiling {
+            on: false,
+            ..DEFAULT_TILING
+        };
+        let e = emit(&plan, DEFAULT_UNROLL, off).unwrap();
         assert!(e.kernels[0].v4.is_some(), "a _v4 entry point");
         let most = e
             .source

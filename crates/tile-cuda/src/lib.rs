@@ -103,7 +103,7 @@ pub enum CudaError {
 /// The CUDA C source for `plan` (needs no GPU). Deterministic: the same
 /// plan gives the same bytes.
 pub fn emit_cuda(plan: &tile_plan::Plan) -> Result<String, CudaError> {
-    emit::emit(plan, emit::DEFAULT_UNROLL, true, false).map(|e| e.source)
+    emit::emit(plan, emit::DEFAULT_UNROLL, emit::DEFAULT_TILING).map(|e| e.source)
 }
 
 /// What the CUDA back end prints for `plan` under `opts`, every choice
@@ -118,5 +118,5 @@ pub fn lower_cuda(plan: &tile_plan::Plan, opts: &CudaOptions) -> tile_plan::kern
 /// The CUDA C for `plan` under `opts` (the unroll factors change the
 /// loops printed).
 pub fn emit_cuda_with(plan: &tile_plan::Plan, opts: &CudaOptions) -> Result<String, CudaError> {
-    emit::emit(plan, opts.unrolls(), opts.tiles, opts.allow_tf32).map(|e| e.source)
+    emit::emit(plan, opts.unrolls(), opts.tiling()).map(|e| e.source)
 }

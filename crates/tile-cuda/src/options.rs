@@ -47,6 +47,11 @@ pub struct CudaOptions {
     /// Off by default (exact FP32); the user asks with `--allow-tf32` or
     /// `allow_tf32=True`, never an environment variable.
     pub allow_tf32: bool,
+    /// Blocks per multiprocessor the 128-tile product entry point
+    /// (`_mm`) asks its launch bounds for (`TILE_CUDA_MM_BLOCKS`, 1 or
+    /// 2): an experiment; `None` takes one for FP32 and `f64`, two on
+    /// TF32 tensor cores.
+    pub mm_blocks: Option<u32>,
 }
 
 /// Quads per thread in flight in row loops over device memory (measured
@@ -95,11 +100,24 @@ impl Default for CudaOptions {
                 .filter(|b| *b > 0),
             tiles: std::env::var("TILE_CUDA_TILES").map_or(true, |v| v != "0"),
             allow_tf32: false,
+            mm_blocks: std::env::var("TILE_CUDA_MM_BLOCKS")
+                .ok()
+                .and_then(|v| v.parse::<u32>().ok())
+                .filter(|b| (1..=2).contains(b)),
         }
     }
 }
 
 impl CudaOptions {
+    /// How the tiled entry points print under these options.
+    pub(crate) fn tiling(&self) -> crate::emit::Tiling {
+        crate::emit::Tiling {
+            on: self.tiles,
+            tf32: self.allow_tf32,
+            mm_blocks: self.mm_blocks,
+        }
+    }
+
     /// The options that change the printed source.
     pub(crate) fn unrolls(&self) -> tile_emit::gpu::Unroll {
         tile_emit::gpu::Unroll {

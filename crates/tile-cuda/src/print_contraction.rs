@@ -16,12 +16,13 @@
 //! products inside the matrix, through the printer, so the epilogue's
 //! checks and failure sites are the plain entry point's kind.
 //!
-//! Grid: `x` over blocks of columns, `y` over blocks of rows
-//! (`configure.rs`).
+//! Grid: `x` over blocks of columns (of each batch in turn, for a batched
+//! product), `y` over blocks of rows (`configure.rs`). A batched product's
+//! block reads its batch's matrices of the batched operands.
 
 use tile_emit::Printer;
 use tile_ir::DType;
-use tile_plan::{Contraction, Kernel, Operand};
+use tile_plan::{Contraction, Operand};
 
 /// Rows and columns of products per block: the `_mm` entry point's, and
 /// the `_mm64` one's for grids too small to fill the GPU.
@@ -47,12 +48,24 @@ const PAD: i64 = 4;
 /// 32 different banks.
 const MMA_PAD: i64 = 8;
 
-/// The pointer of an operand and the C expression of its element at
+/// The pointer of an operand's matrix: its parameter's, or for a batched
+/// operand the block's batch's matrix (declared by [`print`]).
+fn matrix(op: &Operand) -> String {
+    if op.batched {
+        format!("tile_{}_h", op.buf)
+    } else {
+        Printer::ptr_name(&op.buf)
+    }
+}
+
+/// The C expression of an operand's element at
 /// (`outer`, `k`) (the left operand's row or the right one's column):
 /// row-major boxes from 0, indexed `[outer, k]` (left, not transposed;
-/// right, transposed) or `[k, outer]`.
+/// right, transposed) or `[k, outer]`; a batched operand's in the block's
+/// batch's matrix.
 pub(crate) fn element(op: &Operand, outer_first: bool, outer: &str, k: &str) -> String {
-    let (ptr, cols) = (Printer::ptr_name(&op.buf), Printer::box_n(&op.buf, 1));
+    let ptr = matrix(op);
+    let cols = Printer::box_n(&op.buf, if op.batched { 2 } else { 1 });
     if outer_first {
         format!("{ptr}[({outer}) * {cols} + ({k})]")
     } else {
@@ -66,7 +79,7 @@ pub(crate) fn element(op: &Operand, outer_first: bool, outer: &str, k: &str) -> 
 /// columns) 64 apart, so its shared-memory reads are 16-byte vectors.
 /// With `tf32` (an `f32` contraction the user allowed TF32 for), the
 /// warps multiply on tensor cores instead ([`mma_slice`]).
-pub(crate) fn print(p: &mut Printer, k: &Kernel, c: &Contraction, tile: i64, tf32: bool) {
+pub(crate) fn print(p: &mut Printer, c: &Contraction, tile: i64, tf32: bool) {
     let per = tile / 16;
     let f64 = c.dtype == DType::F64;
     let mma = tf32 && !f64;
@@ -75,10 +88,7 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, c: &Contraction, tile: i64, tf3
     let (w, vec) = if f64 { (2, "double2") } else { (4, "float4") };
     let stage = tile * dd / THREADS as i64;
     let groups = stage / w;
-    let Some(row) = k.domain.first() else {
-        p.refuse(format!("contraction kernel {} has no row variable", k.name));
-        return;
-    };
+    let row = &c.row;
     let (elem, zero, fma) = if f64 {
         ("double", "0.0", "fma")
     } else {
@@ -90,9 +100,44 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, c: &Contraction, tile: i64, tf3
         p.extent(&c.col.lo, &c.col.hi),
         p.extent(&c.k.lo, &c.k.hi)
     ));
-    p.line(format!(
-        "const long long tile_r0 = (long long)blockIdx.y * {tile}, tile_c0 = (long long)blockIdx.x * {tile};"
-    ));
+    match &c.batch {
+        None => p.line(format!(
+            "const long long tile_r0 = (long long)blockIdx.y * {tile}, tile_c0 = (long long)blockIdx.x * {tile};"
+        )),
+        Some(h) => {
+            // `x` runs over each batch's blocks of columns in turn.
+            p.line(format!(
+                "const long long tile_nb = tile_n > 0 ? (tile_n + {}) / {tile} : 1;",
+                tile - 1
+            ));
+            p.line(format!(
+                "const long long tile_bt = (long long)blockIdx.x / tile_nb, tile_r0 = (long long)blockIdx.y * {tile}, tile_c0 = ((long long)blockIdx.x % tile_nb) * {tile};"
+            ));
+            p.line(format!(
+                "if (tile_bt >= {}) return;",
+                p.extent(&h.lo, &h.hi)
+            ));
+            p.line(format!(
+                "const long long tile_btv = tile_bt + {};",
+                p.size_expr(&h.lo)
+            ));
+            // Each batched operand's matrix of this batch (its first
+            // index runs from 0: find_contractions requires it).
+            let mut declared = std::collections::BTreeSet::new();
+            for op in [&c.a, &c.b] {
+                if op.batched && declared.insert(&op.buf) {
+                    let buf = &op.buf;
+                    p.line(format!(
+                        "const {elem} *const {} = {} + tile_bt * ({} * {});",
+                        matrix(op),
+                        Printer::ptr_name(buf),
+                        Printer::box_n(buf, 1),
+                        Printer::box_n(buf, 2)
+                    ));
+                }
+            }
+        }
+    }
     p.line("if (tile_r0 >= tile_m || tile_c0 >= tile_n) return;");
     let width = tile + if mma { MMA_PAD } else { PAD };
     p.line(format!(
@@ -123,8 +168,8 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, c: &Contraction, tile: i64, tf3
     let b_k_fast = c.b.transposed;
     p.line(format!("{elem} tile_ra[{stage}], tile_rb[{stage}];"));
     let fast = |p: &mut Printer, name: &str, op: &Operand, edge: &str| {
-        let ptr = Printer::ptr_name(&op.buf);
-        let cols = Printer::box_n(&op.buf, 1);
+        let ptr = matrix(op);
+        let cols = Printer::box_n(&op.buf, if op.batched { 2 } else { 1 });
         p.line(format!(
             "const bool {name} = ({cols}) % {w} == 0 && ((unsigned long long)(const void *){ptr} & 15ull) == 0 && {edge};"
         ));
@@ -272,7 +317,7 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, c: &Contraction, tile: i64, tf3
     p.line("__syncthreads();");
     p.close();
     if mma {
-        mma_epilogue(p, k, c, tile);
+        mma_epilogue(p, c, tile);
         return;
     }
     // The epilogue, per product inside the matrix.
@@ -284,7 +329,7 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, c: &Contraction, tile: i64, tf3
     p.open(format!("for (int tile_q = 0; tile_q < {per}; tile_q++)"));
     p.line("const long long tile_j = tile_c0 + (tile_q / 4) * 64 + tile_tx * 4 + tile_q % 4;");
     p.line("if (tile_j >= tile_n) continue;");
-    epilogue(p, k, c, "tile_acc[tile_r][tile_q]");
+    epilogue(p, c, "tile_acc[tile_r][tile_q]");
     p.close();
     p.close();
 }
@@ -392,7 +437,7 @@ fn mma_slice(p: &mut Printer, tile: i64, dd: i64) {
 /// The epilogue of the tensor-core entry points, per product inside the
 /// matrix: accumulator `e` of product tile (`tile_r`, `tile_q`) is row
 /// `g` (`g + 8` for `e` 2 and 3), column `2 h + e % 2` of it.
-fn mma_epilogue(p: &mut Printer, k: &Kernel, c: &Contraction, tile: i64) {
+fn mma_epilogue(p: &mut Printer, c: &Contraction, tile: i64) {
     let n = tile / 32;
     p.line("#pragma unroll");
     p.open(format!("for (int tile_r = 0; tile_r < {n}; tile_r++)"));
@@ -403,7 +448,7 @@ fn mma_epilogue(p: &mut Printer, k: &Kernel, c: &Contraction, tile: i64) {
     p.line("const long long tile_i = tile_r0 + tile_wr + tile_r * 16 + tile_g + (tile_e / 2) * 8;");
     p.line("const long long tile_j = tile_c0 + tile_wc + tile_q * 8 + tile_h * 2 + tile_e % 2;");
     p.line("if (tile_i >= tile_m || tile_j >= tile_n) continue;");
-    epilogue(p, k, c, "tile_acc[tile_r][tile_q][tile_e]");
+    epilogue(p, c, "tile_acc[tile_r][tile_q][tile_e]");
     p.close();
     p.close();
     p.close();
@@ -412,16 +457,17 @@ fn mma_epilogue(p: &mut Printer, k: &Kernel, c: &Contraction, tile: i64) {
 /// The contraction's epilogue on one product, `value` (C code), at
 /// `tile_i`, `tile_j` (from the matrix's corner): the program's
 /// statements through the printer.
-fn epilogue(p: &mut Printer, k: &Kernel, c: &Contraction, value: &str) {
-    let Some(row) = k.domain.first() else {
-        return;
-    };
+fn epilogue(p: &mut Printer, c: &Contraction, value: &str) {
+    let row = &c.row;
     let depth = p.scope_len();
     p.line(format!(
         "const long long tile_iv = tile_i + {}, tile_jv = tile_j + {};",
         p.size_expr(&row.lo),
         p.size_expr(&c.col.lo)
     ));
+    if let Some(h) = &c.batch {
+        p.bind_loop(&h.name, "tile_btv");
+    }
     p.bind_loop(&row.name, "tile_iv");
     p.bind_loop(&c.col.name, "tile_jv");
     let ty = tile_emit::VTy::of(c.dtype);

@@ -777,6 +777,116 @@ fn random_contractions_match_the_interpreter() {
         .unwrap_or_else(|e| panic!("{e}"));
 }
 
+/// Random batched products (`for h in 0..B, i in 0..M, j in 0..N`; each
+/// operand one matrix per batch or one every batch shares; each transpose
+/// and epilogue; `f32` and `f64`), on the 64-tile entry point and, with 20
+/// batches of 257 x 131, the 128-tile one: they match the FP64
+/// interpreter, exactly as plain products do, and so (with
+/// `--allow-tf32`) do one batched product's tensor-core entry points on
+/// the operands rounded to TF32.
+#[test]
+fn random_batched_contractions_match_the_interpreter() {
+    if !gpu_or_skip("random_batched_contractions_match_the_interpreter") {
+        return;
+    }
+    let mut runner = proptest::test_runner::TestRunner::new(proptest::test_runner::Config {
+        cases: 40,
+        failure_persistence: None,
+        ..Default::default()
+    });
+    let small = (
+        prop::sample::select(vec![1i64, 2, 5]),
+        prop::sample::select(vec![1i64, 7, 130]),
+        prop::sample::select(vec![1i64, 5, 131]),
+        prop::sample::select(vec![0i64, 1, 9, 36]),
+    );
+    let strategy = (
+        (any::<bool>(), any::<bool>()),
+        (any::<bool>(), any::<bool>()),
+        0usize..5,
+        prop_oneof![4 => small, 1 => Just((20i64, 257i64, 131i64, 9i64))],
+        any::<bool>(),
+    );
+    runner
+        .run(&strategy, |(t, batched, which, (b, m, n, kk), f64)| {
+            let (mut text, outputs) = fixture::batched_contraction(t, batched, which);
+            if f64 {
+                text = text.replace("f32", "f64");
+            }
+            let program = tile_ir::parse_program(&text).unwrap();
+            let plan = compile(&program, &Options::default()).unwrap();
+            let opts = tile_cuda::CudaOptions::default();
+            let module = tile_cuda::compile(&plan, &opts)
+                .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+            prop_assert!(module.source().contains("tile_k0_mm("), "{}", text);
+            let sizes = Sizes::from([
+                ("B".into(), b),
+                ("M".into(), m),
+                ("N".into(), n),
+                ("K".into(), kk),
+            ]);
+            let args = fixture::arguments(&program, &sizes).unwrap();
+            let mut want = args.clone();
+            interp::interpret(&program, &mut want, &sizes).unwrap();
+            let mut got = args;
+            module
+                .run(&mut got, &sizes)
+                .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+            let atol = 1e-5 * (kk + 1) as f64;
+            for out in outputs {
+                for e in 0..want[*out].len() {
+                    let (g, w) = (got[*out].get_f64(e), want[*out].get_f64(e));
+                    prop_assert!(
+                        (g - w).abs() <= atol + 1e-4 * w.abs(),
+                        "{out}[{e}] (flat) = {g}, interpreter {w}, {sizes:?}\n{text}"
+                    );
+                }
+            }
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+    // TF32: a left operand per batch, a right one (transposed) shared.
+    let (text, outputs) = fixture::batched_contraction((false, true), (true, false), 1);
+    let program = tile_ir::parse_program(&text).unwrap();
+    let plan = compile(&program, &Options::default()).unwrap();
+    let opts = tile_cuda::CudaOptions {
+        allow_tf32: true,
+        ..Default::default()
+    };
+    let module = tile_cuda::compile(&plan, &opts).unwrap();
+    for (b, m, n, kk) in [(20i64, 257i64, 131i64, 36i64), (3, 130, 7, 9)] {
+        let sizes = Sizes::from([
+            ("B".into(), b),
+            ("M".into(), m),
+            ("N".into(), n),
+            ("K".into(), kk),
+        ]);
+        let args = fixture::arguments(&program, &sizes).unwrap();
+        let mut want = args.clone();
+        for op in ["a", "b"] {
+            let x = &want[op];
+            let v: Vec<f64> = (0..x.len())
+                .map(|e| f64::from(tf32(x.get_f64(e) as f32)))
+                .collect();
+            let rounded = Array::from_f64(DType::F32, x.shape(), &v);
+            want.insert(op.to_string(), rounded);
+        }
+        interp::interpret(&program, &mut want, &sizes).unwrap();
+        let mut got = args;
+        module.run(&mut got, &sizes).unwrap();
+        let atol = 1e-5 * (kk + 1) as f64;
+        for out in outputs {
+            for e in 0..want[*out].len() {
+                let (g, w) = (got[*out].get_f64(e), want[*out].get_f64(e));
+                assert!(
+                    (g - w).abs() <= atol + 1e-4 * w.abs(),
+                    "TF32 {out}[{e}] (flat) = {g}, interpreter on TF32 operands {w}, {sizes:?}\n{text}"
+                );
+            }
+        }
+    }
+}
+
 /// Contractions large enough for the 128 x 128 entry point (`_mm`: more
 /// tiles than multiprocessors), ragged at both edges, each transpose,
 /// `f32` and `f64`:
@@ -788,24 +898,38 @@ fn large_contractions_match_the_interpreter() {
         return;
     }
     let transposes = [(false, false), (true, false), (false, true), (true, true)];
-    for ((a_t, b_t), f64) in transposes.into_iter().flat_map(|t| [(t, false), (t, true)]) {
+    let configs: Vec<_> = transposes
+        .into_iter()
+        .flat_map(|t| [(t, false), (t, true)])
+        .collect();
+    // The FP64 references take most of the time: one thread each.
+    let cases = in_parallel(&configs, |&((a_t, b_t), f64)| {
         let (mut text, outputs) = fixture::contraction(a_t, b_t, 4);
         if f64 {
             text = text.replace("f32", "f64");
         }
         let program = tile_ir::parse_program(&text).unwrap();
-        let plan = compile(&program, &Options::default()).unwrap();
-        let module = tile_cuda::compile(&plan, &tile_cuda::CudaOptions::default()).unwrap();
         // Odd strides (elements read one by one), then rows a multiple
         // of 16 bytes (16-byte reads inside, checked reads at the edges
         // and in the last, partial slice of `k`).
-        for (m, n, kk) in [(2100i64, 1537i64, 19i64), (2100, 1540, 36)] {
-            let sizes = Sizes::from([("M".into(), m), ("N".into(), n), ("K".into(), kk)]);
-            let args = fixture::arguments(&program, &sizes).unwrap();
-            let mut want = args.clone();
-            interp::interpret(&program, &mut want, &sizes).unwrap();
-            let mut got = args;
+        let runs: Vec<_> = [(2100i64, 1537i64, 19i64), (2100, 1540, 36)]
+            .into_iter()
+            .map(|(m, n, kk)| {
+                let sizes = Sizes::from([("M".into(), m), ("N".into(), n), ("K".into(), kk)]);
+                let args = fixture::arguments(&program, &sizes).unwrap();
+                let mut want = args.clone();
+                interp::interpret(&program, &mut want, &sizes).unwrap();
+                (sizes, args, want)
+            })
+            .collect();
+        (text, outputs, program, runs)
+    });
+    for (((a_t, b_t), f64), (text, outputs, program, runs)) in configs.iter().zip(cases) {
+        let plan = compile(&program, &Options::default()).unwrap();
+        let module = tile_cuda::compile(&plan, &tile_cuda::CudaOptions::default()).unwrap();
+        for (sizes, mut got, want) in runs {
             module.run(&mut got, &sizes).unwrap();
+            let kk = sizes["K"];
             let atol = 1e-5 * (kk + 1) as f64;
             for out in outputs {
                 for e in 0..want[*out].len() {
@@ -818,6 +942,15 @@ fn large_contractions_match_the_interpreter() {
             }
         }
     }
+}
+
+/// `f` of each item, each on its own thread (the FP64 interpreter's
+/// references of large shapes), in the items' order.
+fn in_parallel<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = items.iter().map(|x| s.spawn(|| f(x))).collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
 }
 
 /// `x` rounded to TF32 as `cvt.rna.tf32.f32` does: 10 stored mantissa
@@ -843,19 +976,24 @@ fn tf32_contractions_are_the_products_of_rounded_operands() {
     };
     let mut rounding_seen = 0.0f64;
     let transposes = [(false, false), (true, false), (false, true), (true, true)];
-    for ((a_t, b_t), which) in transposes.into_iter().flat_map(|t| [(t, 0), (t, 4)]) {
+    let configs: Vec<_> = transposes
+        .into_iter()
+        .flat_map(|t| [(t, 0), (t, 4)])
+        .collect();
+    // The FP64 references (exact, and of the rounded operands) take most
+    // of the time: one thread each.
+    let cases = in_parallel(&configs, |&((a_t, b_t), which)| {
         let (text, outputs) = fixture::contraction(a_t, b_t, which);
         let program = tile_ir::parse_program(&text).unwrap();
-        let plan = compile(&program, &Options::default()).unwrap();
-        let module = tile_cuda::compile(&plan, &opts).unwrap();
-        assert!(module.source().contains("mma.sync"), "{text}");
-        for (m, n, kk) in [
+        let runs: Vec<_> = [
             (2100i64, 1540i64, 36i64),
             (2100, 1537, 19),
             (300, 260, 517),
             (1, 1, 1),
             (130, 7, 9),
-        ] {
+        ]
+        .into_iter()
+        .map(|(m, n, kk)| {
             let sizes = Sizes::from([("M".into(), m), ("N".into(), n), ("K".into(), kk)]);
             let args = fixture::arguments(&program, &sizes).unwrap();
             let mut exact = args.clone();
@@ -870,7 +1008,17 @@ fn tf32_contractions_are_the_products_of_rounded_operands() {
                 want.insert(op.to_string(), rounded);
             }
             interp::interpret(&program, &mut want, &sizes).unwrap();
-            let mut got = args;
+            (sizes, args, exact, want)
+        })
+        .collect();
+        (text, outputs, program, runs)
+    });
+    for (((a_t, b_t), _), (text, outputs, program, runs)) in configs.iter().zip(cases) {
+        let plan = compile(&program, &Options::default()).unwrap();
+        let module = tile_cuda::compile(&plan, &opts).unwrap();
+        assert!(module.source().contains("mma.sync"), "{text}");
+        for (sizes, mut got, exact, want) in runs {
+            let (m, n, kk) = (sizes["M"], sizes["N"], sizes["K"]);
             module.run(&mut got, &sizes).unwrap();
             let atol = 1e-5 * (kk + 1) as f64;
             for out in outputs {

@@ -55,6 +55,34 @@ pub fn contraction(a_t: bool, b_t: bool, which: usize) -> (String, &'static [&'s
     (text, outputs)
 }
 
+/// [`contraction`] batched: `for h in 0..B, i in 0..M, j in 0..N`, the
+/// outputs (and epilogue 3's residual) one matrix per batch, and each
+/// operand either one matrix per batch (`a_b`, `b_b`: `a[h, i, k]`) or
+/// one matrix every batch shares.
+pub fn batched_contraction(
+    (a_t, b_t): (bool, bool),
+    (a_b, b_b): (bool, bool),
+    which: usize,
+) -> (String, &'static [&'static str]) {
+    let (text, outputs) = contraction(a_t, b_t, which);
+    let mut text = text
+        .replace(
+            "for i in 0..M, j in 0..N",
+            "for h in 0..B, i in 0..M, j in 0..N",
+        )
+        .replace("f32[M, N]", "f32[B, M, N]")
+        .replace("[i, j]", "[h, i, j]");
+    for (op, batched) in [("a", a_b), ("b", b_b)] {
+        if batched {
+            text = text
+                .replace(&format!("{op}: in f32["), &format!("{op}: in f32[B, "))
+                .replace(&format!(" {op}["), &format!(" {op}[h, "))
+                .replace(&format!("({op}["), &format!("({op}[h, "));
+        }
+    }
+    (text, outputs)
+}
+
 /// One attention head as the planner recognises it (a maximum, a sum of
 /// exponentials, a weighted sum per output column; `o: out f32[M, E]`),
 /// with `q`, `k` and `v` each in either index order (`*_t`: transposed)

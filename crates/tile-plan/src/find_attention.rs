@@ -241,9 +241,9 @@ fn attention(program: &Program, kern: &Kernel) -> Option<Attention> {
         ..key.clone()
     };
     let v = if **x == exp_term(j3) {
-        operand(program, y, &key3, col)
+        operand(program, y, None, &key3, col)
     } else if **y == exp_term(j3) {
-        operand(program, x, &key3, col)
+        operand(program, x, None, &key3, col)
     } else {
         None
     }?;
@@ -443,15 +443,17 @@ fn find_dot(
         lo: Expr::Int(0),
         hi: (**hi).clone(),
     };
-    let pair = operand(program, x, row, &depth)
-        .zip(operand(program, y, key, &depth))
-        .or_else(|| operand(program, y, row, &depth).zip(operand(program, x, key, &depth)))?;
+    let pair = operand(program, x, None, row, &depth)
+        .zip(operand(program, y, None, key, &depth))
+        .or_else(|| {
+            operand(program, y, None, row, &depth).zip(operand(program, x, None, key, &depth))
+        })?;
     let (q, kk) = pair;
     // `operand` reads `k[j, d]` as not transposed with `j` first; as the
     // right operand (`[d, j]`) that is transposed.
     let k = Operand {
-        buf: kk.buf,
         transposed: !kk.transposed,
+        ..kk
     };
     Some((dot.clone(), q, k, depth))
 }

@@ -9,6 +9,14 @@
 //! - it is a row kernel over `i` whose body is one loop over `j` (after
 //!   bindings that hold no reduction), with no nested loop or `if` inside,
 //!   and the plan proved the loop's iterations independent (lanes);
+//! - or it is batched: a row kernel over a batch variable `h` whose body
+//!   is one loop over `i, j` (`for h in 0..B, i in 0..M, j in 0..N`), the
+//!   plan proved the iterations over `j` independent, and every buffer the
+//!   loop writes is read and written at one index list only, which holds
+//!   `i` and `j` themselves (so distinct `(i, j)` touch distinct elements);
+//!   an operand is then either a 3-D matrix indexed by `h` first
+//!   (`a[h, i, k]`: one matrix per batch, `h` over its whole first
+//!   dimension) or a 2-D one (shared by every batch);
 //! - the loop's statements hold exactly one reduction, a `sum` over `k`
 //!   from 0 of the product of two loads of matrices of the program's float
 //!   type (`f32` or `f64`): one indexed by
@@ -39,11 +47,22 @@ pub struct Operand {
     /// Whether it is read transposed: `a[k, i]` for the left operand,
     /// `b[j, k]` for the right one.
     pub transposed: bool,
+    /// Whether it holds one matrix per batch (a 3-D buffer indexed by the
+    /// batch variable first, [`Contraction::batch`]); otherwise a 2-D
+    /// matrix every batch reads.
+    pub batched: bool,
 }
 
 /// A row kernel run as a tiled contraction ([`Kernel::contraction`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Contraction {
+    /// The batch variable, the kernel's row variable, when the product is
+    /// batched (`for h in 0..B, i in 0..M, j in 0..N`); `None` for a plain
+    /// product.
+    pub batch: Option<LoopVar>,
+    /// The product's row variable and range: the kernel's row variable,
+    /// or the loop's first one in a batched product.
+    pub row: LoopVar,
     /// The left operand, indexed by the row variable and `k`.
     pub a: Operand,
     /// The right operand, indexed by `k` and the column variable.
@@ -74,20 +93,26 @@ pub struct Contraction {
 
 impl Contraction {
     /// `a[i, k] * b[k, j]`, as `tile plan` prints the product.
-    pub fn describe(&self, row: &str) -> String {
-        let (i, j, k) = (row, &self.col.name, &self.k.name);
+    pub fn describe(&self) -> String {
+        let (i, j, k) = (&self.row.name, &self.col.name, &self.k.name);
+        let h = self.batch.as_ref().map(|b| b.name.as_str());
+        let index = |op: &Operand, first: &str, second: &str| match (op.batched, h) {
+            (true, Some(h)) => format!("{}[{h}, {first}, {second}]", op.buf),
+            _ => format!("{}[{first}, {second}]", op.buf),
+        };
         let a = if self.a.transposed {
-            format!("{}[{k}, {i}]", self.a.buf)
+            index(&self.a, k, i)
         } else {
-            format!("{}[{i}, {k}]", self.a.buf)
+            index(&self.a, i, k)
         };
         let b = if self.b.transposed {
-            format!("{}[{j}, {k}]", self.b.buf)
+            index(&self.b, j, k)
         } else {
-            format!("{}[{k}, {j}]", self.b.buf)
+            index(&self.b, k, j)
         };
+        let each = h.map_or(String::new(), |h| format!(" for each {h}"));
         format!(
-            "sum({k} in 0..{}: {a} * {b}) at line {}, tiled over {i} and {j}; {} statement{} fused as its epilogue; accumulates in {}",
+            "sum({k} in 0..{}: {a} * {b}) at line {}, tiled over {i} and {j}{each}; {} statement{} fused as its epilogue; accumulates in {}",
             self.k.hi,
             self.line,
             self.fused,
@@ -170,7 +195,7 @@ impl Contraction {
             fill,
         ];
         body.extend(self.epilogue.iter().cloned());
-        vec![Stmt::For {
+        let blocks = Stmt::For {
             vars: vec![LoopVar {
                 name: blk,
                 lo: Expr::Int(0),
@@ -178,7 +203,17 @@ impl Contraction {
             }],
             body,
             span,
-        }]
+        };
+        // A batched product's kernel row is a batch: each of its rows in
+        // turn.
+        match self.batch {
+            Some(_) => vec![Stmt::For {
+                vars: vec![self.row.clone()],
+                body: vec![blocks],
+                span,
+            }],
+            None => vec![blocks],
+        }
     }
 }
 
@@ -198,7 +233,6 @@ fn contraction(program: &Program, k: &Kernel) -> Option<Contraction> {
     if !matches!(dtype, DType::F32 | DType::F64) {
         return None;
     }
-    let row = &k.domain[0];
     let (last, lets) = k.body.split_last()?;
     if lets
         .iter()
@@ -209,14 +243,21 @@ fn contraction(program: &Program, k: &Kernel) -> Option<Contraction> {
     let Stmt::For { vars, body, span } = last else {
         return None;
     };
-    let [col] = &vars[..] else {
-        return None;
+    // `for i, j` in a kernel over `i`; `for h, i, j` is a kernel over `h`
+    // whose loop is over `i, j`.
+    let (batch, row, col) = match &vars[..] {
+        [col] => (None, &k.domain[0], col),
+        [row, col] => (Some(&k.domain[0]), row, col),
+        _ => return None,
     };
     if !k
         .lanes
         .iter()
         .any(|l| l.var == col.name && l.line == span.line && l.lanes.is_none())
     {
+        return None;
+    }
+    if batch.is_some() && !disjoint_rows(body, row, col) {
         return None;
     }
     // Exactly one reduction, in a straight run of bindings and stores.
@@ -263,15 +304,17 @@ fn contraction(program: &Program, k: &Kernel) -> Option<Contraction> {
         lo: Expr::Int(0),
         hi: (**hi).clone(),
     };
-    let operands = operand(program, x, row, &kvar)
-        .zip(operand(program, y, col, &kvar))
-        .or_else(|| operand(program, y, row, &kvar).zip(operand(program, x, col, &kvar)));
+    let operands = operand(program, x, batch, row, &kvar)
+        .zip(operand(program, y, batch, col, &kvar))
+        .or_else(|| {
+            operand(program, y, batch, row, &kvar).zip(operand(program, x, batch, col, &kvar))
+        });
     let (a, b) = operands?;
     // The left operand pairs the row with k; the right one k with the
     // column (a right operand indexed [j, k] is b transposed).
     let b = Operand {
-        buf: b.buf,
         transposed: !b.transposed,
+        ..b
     };
     if k.stores.contains(&a.buf) || k.stores.contains(&b.buf) {
         return None;
@@ -316,6 +359,8 @@ fn contraction(program: &Program, k: &Kernel) -> Option<Contraction> {
         span: *span,
     });
     Some(Contraction {
+        batch: batch.cloned(),
+        row: row.clone(),
         a,
         b,
         col: col.clone(),
@@ -332,10 +377,13 @@ fn contraction(program: &Program, k: &Kernel) -> Option<Contraction> {
 
 /// `e` as a load of a 2-D parameter of the program's float type indexed by `outer` and `k` in
 /// either order (`transposed`: `[k, outer]`), each running over exactly
-/// its dimension (from 0 to the dimension's extent).
+/// its dimension (from 0 to the dimension's extent); with a `batch`
+/// variable, also a 3-D one indexed by it first, over exactly its first
+/// dimension (`[h, outer, k]`: [`Operand::batched`]).
 pub(crate) fn operand(
     program: &Program,
     e: &Expr,
+    batch: Option<&LoopVar>,
     outer: &LoopVar,
     k: &LoopVar,
 ) -> Option<Operand> {
@@ -343,10 +391,23 @@ pub(crate) fn operand(
         return None;
     };
     let p = program.params.iter().find(|p| &p.name == buf)?;
-    if p.dtype != program.float_type() || p.dims.len() != 2 || idx.len() != 2 {
+    if p.dtype != program.float_type() || p.dims.len() != idx.len() {
         return None;
     }
     let is = |e: &Expr, v: &LoopVar| matches!(e, Expr::Var(n) if *n == v.name);
+    let exact = |d: &tile_ir::Dim, v: &LoopVar| {
+        d.lo == Expr::Int(0) && v.lo == Expr::Int(0) && d.hi == v.hi
+    };
+    let (batched, idx, dims) = match (batch, &idx[..]) {
+        (_, [_, _]) => (false, &idx[..], &p.dims[..]),
+        (Some(h), [first, rest @ ..]) if rest.len() == 2 => {
+            if !is(first, h) || !exact(&p.dims[0], h) {
+                return None;
+            }
+            (true, rest, &p.dims[1..])
+        }
+        _ => return None,
+    };
     let transposed = if is(&idx[0], outer) && is(&idx[1], k) {
         false
     } else if is(&idx[0], k) && is(&idx[1], outer) {
@@ -355,17 +416,51 @@ pub(crate) fn operand(
         return None;
     };
     let (d_outer, d_k) = if transposed {
-        (&p.dims[1], &p.dims[0])
+        (&dims[1], &dims[0])
     } else {
-        (&p.dims[0], &p.dims[1])
-    };
-    let exact = |d: &tile_ir::Dim, v: &LoopVar| {
-        d.lo == Expr::Int(0) && v.lo == Expr::Int(0) && d.hi == v.hi
+        (&dims[0], &dims[1])
     };
     (exact(d_outer, outer) && exact(d_k, k)).then(|| Operand {
         buf: buf.clone(),
         transposed,
+        batched,
     })
+}
+
+/// Whether the iterations of a batched product's loop over `row, col`
+/// touch distinct elements of what they write: every buffer the loop
+/// stores to is accessed (read or written) at one index list only, and
+/// that list holds `row` and `col` themselves. (Within a row, the lane
+/// rule already proved the columns independent; this covers pairs of
+/// iterations in different rows.)
+fn disjoint_rows(body: &[Stmt], row: &LoopVar, col: &LoopVar) -> bool {
+    let mut stores: Vec<(&str, &[Expr])> = Vec::new();
+    for s in body {
+        if let Stmt::Store { buf, idx, .. } = s {
+            stores.push((buf, idx));
+        }
+    }
+    let is = |e: &Expr, v: &LoopVar| matches!(e, Expr::Var(n) if *n == v.name);
+    let mut ok = stores
+        .iter()
+        .all(|(_, idx)| idx.iter().any(|e| is(e, row)) && idx.iter().any(|e| is(e, col)));
+    let same = |buf: &str, idx: &[Expr]| {
+        stores
+            .iter()
+            .filter(|(b, _)| *b == buf)
+            .all(|(_, at)| *at == idx)
+    };
+    for s in body {
+        if let Stmt::Store { buf, idx, .. } = s {
+            ok &= same(buf, idx);
+        }
+        s.walk_exprs(&mut |e| {
+            if let Expr::Load { buf, idx, .. } = e {
+                ok &= same(buf, idx);
+            }
+        });
+    }
+    ok
 }
 
 fn has_reduction(e: &Expr) -> bool {
@@ -404,9 +499,7 @@ mod tests {
         let program = tile_ir::parse_program(text).unwrap();
         let plan = compile(&program, &Options::default()).unwrap();
         let k = &plan.kernels[0];
-        k.contraction
-            .as_ref()
-            .map(|c| c.describe(&k.domain[0].name))
+        k.contraction.as_ref().map(|c| c.describe())
     }
 
     #[test]
@@ -463,6 +556,67 @@ mod tests {
             contraction(
                 "program p(a: in f32[M, K], b: in f32[K, M], c: out f32[M, M]) {
                    for i in 0..M, j in 0..M { c[i, j] = sum(k in 0..K: a[i, k] * b[k, i]) }
+                 }"
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn batched_products_are_contractions() {
+        // Both operands one matrix per batch.
+        let d = contraction(
+            "program p(a: in f32[B, M, K], b: in f32[B, K, N], s: in f32[B], y: out f32[B, M, N]) {
+               for h in 0..B, i in 0..M, j in 0..N { y[h, i, j] = sum(k in 0..K: a[h, i, k] * b[h, k, j]) * s[h] }
+             }",
+        )
+        .unwrap();
+        assert!(
+            d.starts_with(
+                "sum(k in 0..K: a[h, i, k] * b[h, k, j]) at line 2, tiled over i and j for each h;"
+            ),
+            "{d}"
+        );
+        // A shared right operand, read transposed, and a transposed left.
+        let d = contraction(
+            "program p(x: in f32[B, K, M], w: in f32[N, K], y: out f32[B, M, N]) {
+               for h in 0..B, i in 0..M, j in 0..N { y[h, i, j] = sum(k in 0..K: w[j, k] * x[h, k, i]) }
+             }",
+        )
+        .unwrap();
+        assert!(d.starts_with("sum(k in 0..K: x[h, k, i] * w[j, k])"), "{d}");
+    }
+
+    #[test]
+    fn batched_products_that_share_outputs_or_misplace_the_batch_are_not() {
+        // The batch index not first.
+        assert_eq!(
+            contraction(
+                "program p(a: in f32[M, B, K], b: in f32[B, K, N], y: out f32[B, M, N]) {
+                   for h in 0..B, i in 0..M, j in 0..N { y[h, i, j] = sum(k in 0..K: a[i, h, k] * b[h, k, j]) }
+                 }"
+            ),
+            None
+        );
+        // Part of the batches: the operand's reads would need checks.
+        assert_eq!(
+            contraction(
+                "program p(a: in f32[C, M, K], b: in f32[K, N], y: out f32[B, M, N]) {
+                   for h in 0..B, i in 0..M, j in 0..N { y[h, i, j] = sum(k in 0..K: a[h, i, k] * b[k, j]) }
+                 }"
+            ),
+            None
+        );
+        // Every row of a batch writes the same row of `r`: rows of one
+        // batch are not independent.
+        assert_eq!(
+            contraction(
+                "program p(a: in f32[B, M, K], b: in f32[K, N], y: out f32[B, M, N], r: out f32[B, N]) {
+                   for h in 0..B, i in 0..M, j in 0..N {
+                     z = sum(k in 0..K: a[h, i, k] * b[k, j])
+                     y[h, i, j] = z
+                     r[h, j] = z
+                   }
                  }"
             ),
             None

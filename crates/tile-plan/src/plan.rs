@@ -327,6 +327,7 @@ impl Plan {
                         "a_transposed": c.a.transposed,
                         "b": c.b.buf,
                         "b_transposed": c.b.transposed,
+                        "batch": c.batch.as_ref().map(|b| json!({"var": b.name, "a": c.a.batched, "b": c.b.batched})),
                         "line": c.line,
                         "fused": c.fused,
                         "columns": crate::CONTRACTION_COLUMNS,
@@ -414,8 +415,7 @@ impl fmt::Display for Plan {
                 )?;
             }
             if let Some(c) = &k.contraction {
-                let row = k.domain.first().map_or("", |v| v.name.as_str());
-                writeln!(f, "     contraction: {}", c.describe(row))?;
+                writeln!(f, "     contraction: {}", c.describe())?;
             }
             if let Some(a) = &k.attention {
                 writeln!(f, "     attention: {}", a.describe())?;

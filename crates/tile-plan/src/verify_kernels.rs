@@ -111,6 +111,14 @@ pub(crate) fn verify_kernels(pass: &str, program: &Program, kernels: &[Kernel]) 
                 },
             ];
             body.extend(c.epilogue.iter().cloned());
+            // A batched product's epilogue runs inside its row loop too.
+            if c.batch.is_some() {
+                body = vec![Stmt::For {
+                    vars: vec![c.row.clone()],
+                    body,
+                    span,
+                }];
+            }
             verify_body(
                 pass,
                 program,
@@ -121,7 +129,8 @@ pub(crate) fn verify_kernels(pass: &str, program: &Program, kernels: &[Kernel]) 
             );
         }
         if let Some(c) = &k.contraction {
-            // One element: the column loop, the product bound first.
+            // One element: the column loop (a batched product's row and
+            // column loop), the product bound first.
             let span = Span::default();
             let mut inner = vec![Stmt::Let {
                 name: crate::Contraction::value_name(),
@@ -129,8 +138,12 @@ pub(crate) fn verify_kernels(pass: &str, program: &Program, kernels: &[Kernel]) 
                 span,
             }];
             inner.extend(c.per_element.iter().cloned());
+            let mut vars = vec![c.col.clone()];
+            if c.batch.is_some() {
+                vars.insert(0, c.row.clone());
+            }
             let body = vec![Stmt::For {
-                vars: vec![c.col.clone()],
+                vars,
                 body: inner,
                 span,
             }];
