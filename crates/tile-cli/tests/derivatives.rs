@@ -9,7 +9,7 @@ use std::path::Path;
 use tile_ir::{differentiate, GradOptions};
 
 /// (source under tests/programs, inputs, with value, generated file).
-const GENERATED: [(&str, &[&str], bool, &str); 12] = [
+const GENERATED: [(&str, &[&str], bool, &str); 13] = [
     ("derivatives/sigmoid.tile", &["x"], true, "sigmoid_grad"),
     ("derivatives/gelu.tile", &["x"], true, "gelu_grad"),
     ("controls/softmax.tile", &["x"], false, "softmax_grad"),
@@ -51,6 +51,12 @@ const GENERATED: [(&str, &[&str], bool, &str); 12] = [
         &["x"],
         false,
         "gathered_rows_grad",
+    ),
+    (
+        "contractions/batched_shared_weight.tile",
+        &["x", "w"],
+        false,
+        "batched_shared_weight_grad",
     ),
 ];
 

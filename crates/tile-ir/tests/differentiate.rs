@@ -160,7 +160,7 @@ fn float_inputs(p: &Program) -> Vec<String> {
 /// gives (outputs read back, `inout` state, stores that may repeat); the
 /// generated derivatives that accumulate a gradient read it back, so their
 /// own derivatives are refused too.
-const REFUSED: [&str; 22] = [
+const REFUSED: [&str; 23] = [
     "histogram",
     "prefix_sum",
     "topk",
@@ -180,6 +180,7 @@ const REFUSED: [&str; 22] = [
     "lockstep_literal",
     "reread_rows",
     "gathered_rows_grad",
+    "batched_shared_weight_grad",
     "layernorm_grad",
     "matmul_bias_gelu_grad",
     "rmsnorm_grad",
