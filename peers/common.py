@@ -85,6 +85,7 @@ GRAPHS = {
     "matmul": ((("a", "M,K"), ("b", "K,N")), ("c",)),
     "gemm": ((("a", "M,K"), ("b", "K,N")), ("c",)),
     "gemm_gelu_pair": ((("a", "M,K"), ("b", "K,N"), ("bias", "N")), ("y", "dy")),
+    "bmm": ((("a", "B,M,K"), ("b", "B,K,N")), ("c",)),
     "row_dot": ((("a", "MN"), ("b", "MN")), ("d",)),
     "transpose": ((("x", "MN"),), ("y",)),
     "cross_entropy": ((("x", "MN"), ("label", "M:i32")), ("loss", "dx")),
@@ -106,6 +107,7 @@ GRAPHS = {
 # Outputs that are not [M, N] f32: shape specs as in `GRAPHS` (`1` is a
 # one-element vector, an empty spec a 0-d scalar).
 OUTPUT_SHAPES = {
+    "bmm": {"c": "B,M,N"},
     "row_lse": {"y": "M"},
     "row_norm": {"y": "M"},
     "col_sum": {"y": "N"},
@@ -451,7 +453,7 @@ def _bins(x, b, np):
 
 def _suite_reference(graph, f, sizes, np):  # noqa: C901, PLR0911
     """FP64 references of the matrix, neural and algorithm suites."""
-    if graph in ("matmul", "gemm"):
+    if graph in ("matmul", "gemm", "bmm"):
         return {"c": f["a"] @ f["b"]}
     if graph == "gemm_gelu_pair":
         z = f["a"] @ f["b"] + f["bias"]

@@ -144,7 +144,7 @@ def _graph(jax, graph, allow_tf32=False):
     # recent NVIDIA GPUs rounds the operands to TF32 (as Tile and cuBLAS
     # by default do not). `tile bench --allow-tf32` lets it.
     hi = lax.Precision.DEFAULT if allow_tf32 else lax.Precision.HIGHEST
-    if graph == "gemm":
+    if graph in ("gemm", "bmm"):
         return (lambda a, b: (jnp.matmul(a, b, precision=hi),)), "jnp.matmul(a, b, precision=" + hi.name + ")"
     if graph == "gemm_gelu_pair":
 

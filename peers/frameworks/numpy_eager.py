@@ -526,6 +526,7 @@ _BUILDERS = {
     "full_sum": _full_sum,
     "matmul": _matmul,
     "gemm": _matmul,
+    "bmm": _matmul,
     "gemm_gelu_pair": _gemm_gelu_pair,
     "row_dot": _row_dot,
     "transpose": _transpose,

@@ -105,7 +105,7 @@ def _graph(torch, graph, n):
         return (lambda x: (torch.sum(x, 0),)), "torch.sum(x, 0)"
     if graph == "full_sum":
         return (lambda x: (torch.sum(x).reshape(1),)), "torch.sum(x).reshape(1)"
-    if graph == "gemm":
+    if graph in ("gemm", "bmm"):
         return (lambda a, b: (a @ b,)), "a @ b"
     if graph == "gemm_gelu_pair":
 

@@ -37,13 +37,36 @@ fn by_rows(out: &mut [f64], width: usize, row: impl Fn(usize, &mut [f64]) + Sync
     });
 }
 
+/// The FP64 product of `a` (`m` x K, row-major) and `b` (K x `n`), each
+/// element summed over k in order (rows of b contiguous in the inner
+/// loop); K from a's length.
+fn product(a: &[f64], b: &[f64], m: usize, n: usize) -> Result<Vec<f64>, String> {
+    let kk = a.len().checked_div(m).unwrap_or(0);
+    if b.len() != kk * n || a.len() != m * kk {
+        return Err(format!("b has {} elements, not {kk} x {n}", b.len()));
+    }
+    let mut z = vec![0.0f64; m * n];
+    // Groups of 8 rows, so each row of b is read once per group.
+    by_rows(&mut z, 8 * n, |g, out| {
+        for k in 0..kk {
+            let w = &b[k * n..(k + 1) * n];
+            for (r, o) in out.chunks_mut(n.max(1)).enumerate() {
+                let x = a[(8 * g + r) * kk + k];
+                o.iter_mut().zip(w).for_each(|(o, w)| *o += x * w);
+            }
+        }
+    });
+    Ok(z)
+}
+
 /// The FP64 reference outputs of `graph` for f32 inputs `ins` (in parameter
-/// order) of shape `[m, n]` (row vectors `w`, `b` have length `n`).
+/// order) of shape `[m, n]` (row vectors `w`, `b` have length `n`); a
+/// batched product's batch count is `B` of the case's fixed `sizes`.
 pub fn reference(
     graph: &str,
     ins: &[Vec<f32>],
-    m: usize,
-    n: usize,
+    (m, n): (usize, usize),
+    sizes: &std::collections::BTreeMap<String, usize>,
 ) -> Result<Vec<Vec<f64>>, String> {
     let f = |i: usize| -> Vec<f64> { ins[i].iter().map(|&v| v as f64).collect() };
     let c = (2.0 / std::f64::consts::PI).sqrt();
@@ -166,29 +189,26 @@ pub fn reference(
             });
             vec![o]
         }
-        // Products in FP64, each summed over k in order (rows of b
-        // contiguous in the inner loop); K from a's length.
-        "gemm" | "gemm_gelu_pair" => {
+        // Products in FP64 (one per batch for `bmm`, B of the sizes).
+        "gemm" | "gemm_gelu_pair" | "bmm" => {
             let (a, b) = (f(0), f(1));
-            let kk = a.len().checked_div(m).unwrap_or(0);
-            if b.len() != kk * n {
-                return Err(format!(
-                    "{graph}: b has {} elements, not {kk} x {n}",
-                    b.len()
-                ));
+            let batches = if graph == "bmm" {
+                *sizes.get("B").ok_or("bmm: no batch count B")?
+            } else {
+                1
+            };
+            let mut z = Vec::with_capacity(batches * m * n);
+            let (sa, sb) = (
+                a.len().checked_div(batches).unwrap_or(0),
+                b.len().checked_div(batches).unwrap_or(0),
+            );
+            for h in 0..batches {
+                z.extend(
+                    product(&a[h * sa..(h + 1) * sa], &b[h * sb..(h + 1) * sb], m, n)
+                        .map_err(|e| format!("{graph}: {e}"))?,
+                );
             }
-            let mut z = vec![0.0f64; m * n];
-            // Groups of 8 rows, so each row of b is read once per group.
-            by_rows(&mut z, 8 * n, |g, out| {
-                for k in 0..kk {
-                    let w = &b[k * n..(k + 1) * n];
-                    for (r, o) in out.chunks_mut(n.max(1)).enumerate() {
-                        let x = a[(8 * g + r) * kk + k];
-                        o.iter_mut().zip(w).for_each(|(o, w)| *o += x * w);
-                    }
-                }
-            });
-            if graph == "gemm" {
+            if graph != "gemm_gelu_pair" {
                 vec![z]
             } else {
                 let bias = f(2);
@@ -364,7 +384,8 @@ mod tests {
                         (0..n).map(|i| input(i, k)).collect()
                     })
                     .collect();
-                let formula = reference(&case.graph, &ins, shape[0], shape[1]).unwrap();
+                let formula =
+                    reference(&case.graph, &ins, (shape[0], shape[1]), &case.sizes).unwrap();
                 let interp = interpreted(&case, &ins).unwrap();
                 assert_eq!(formula.len(), interp.len(), "{}", case.graph);
                 for (a, b) in formula.iter().zip(&interp) {

@@ -443,7 +443,12 @@ pub fn validation_record(
     // built-in graph's name is not that graph).
     let formula = match case.group.as_str() {
         "program" => Err(String::new()),
-        _ => oracle::reference(&case.graph, inputs, case.shape[0], case.shape[1]),
+        _ => oracle::reference(
+            &case.graph,
+            inputs,
+            (case.shape[0], case.shape[1]),
+            &case.sizes,
+        ),
     };
     let want = match formula {
         Ok(w) => std::sync::Arc::new(w),

@@ -10,7 +10,7 @@ use std::path::Path;
 const SUITE: &str = include_str!("../../../bench/suite.json");
 
 /// Programs named by the built-in suite, by path.
-const PROGRAMS: [(&str, &str); 27] = [
+const PROGRAMS: [(&str, &str); 28] = [
     (
         "examples/sigmoid_pair.tile",
         include_str!("../../../examples/sigmoid_pair.tile"),
@@ -62,6 +62,10 @@ const PROGRAMS: [(&str, &str); 27] = [
     (
         "tests/programs/contractions/gemm_gelu_pair.tile",
         include_str!("../../../tests/programs/contractions/gemm_gelu_pair.tile"),
+    ),
+    (
+        "tests/programs/contractions/bmm.tile",
+        include_str!("../../../tests/programs/contractions/bmm.tile"),
     ),
     (
         "tests/programs/matrix/row_dot.tile",
@@ -338,7 +342,10 @@ mod tests {
         let before = cases.clone();
         allow_tf32(&mut cases).unwrap();
         for (c, b) in cases.iter().zip(&before) {
-            let product = matches!(c.graph.as_str(), "gemm" | "gemm_gelu_pair" | "matmul");
+            let product = matches!(
+                c.graph.as_str(),
+                "gemm" | "gemm_gelu_pair" | "matmul" | "bmm"
+            );
             assert_eq!(c.allow_tf32, product, "{}", c.name);
             if product {
                 let k = c.sizes["K"] as f64;
