@@ -23,8 +23,10 @@ fn close(dtype: DType, got: f64, want: f64) -> bool {
 }
 
 /// Fixtures whose threads loop more than 65,535 times at large shapes
-/// (llvmpipe's limit: see the skip below).
-const LONG_LOOPS: &[&str] = &["triple_nested"];
+/// (llvmpipe's limit: see the skip below). The batched products run on
+/// wgpu as row kernels over the batches, each walking its `M x N`
+/// products in order (wgpu does not tile contractions).
+const LONG_LOOPS: &[&str] = &["triple_nested", "batched_gemm", "bmm"];
 
 #[test]
 fn every_printed_fixture_matches_the_interpreter() {
