@@ -42,8 +42,12 @@ fn by_rows(out: &mut [f64], width: usize, row: impl Fn(usize, &mut [f64]) + Sync
 /// loop); K from a's length.
 fn product(a: &[f64], b: &[f64], m: usize, n: usize) -> Result<Vec<f64>, String> {
     let kk = a.len().checked_div(m).unwrap_or(0);
-    if b.len() != kk * n || a.len() != m * kk {
-        return Err(format!("b has {} elements, not {kk} x {n}", b.len()));
+    if a.len() != m * kk || b.len() != kk * n {
+        return Err(format!(
+            "a has {} elements and b {}: not {m} x K and K x {n}",
+            a.len(),
+            b.len()
+        ));
     }
     let mut z = vec![0.0f64; m * n];
     // Groups of 8 rows, so each row of b is read once per group.
@@ -202,6 +206,9 @@ pub fn reference(
                 a.len().checked_div(batches).unwrap_or(0),
                 b.len().checked_div(batches).unwrap_or(0),
             );
+            if sa * batches != a.len() || sb * batches != b.len() {
+                return Err(format!("{graph}: operands not {batches} matrices each"));
+            }
             for h in 0..batches {
                 z.extend(
                     product(&a[h * sa..(h + 1) * sa], &b[h * sb..(h + 1) * sb], m, n)

@@ -25,7 +25,9 @@
 //! - each of those indices runs over exactly its dimension: `i`, `j` and
 //!   `k` start at 0 and end at the extent of the dimensions they index, so
 //!   every read is in bounds by construction and needs no check;
-//! - the kernel writes neither operand.
+//! - the kernel writes neither operand, and the bindings before the loop
+//!   (which a target evaluates again for each block of products) read
+//!   nothing the kernel writes.
 //!
 //! The epilogue is the kernel's body with the sum replaced by a read of a
 //! per-thread scratch row of products (`__dot[j - jb]`) and the loop over
@@ -238,6 +240,20 @@ fn contraction(program: &Program, k: &Kernel) -> Option<Contraction> {
         .iter()
         .any(|s| !matches!(s, Stmt::Let { value, .. } if !has_reduction(value)))
     {
+        return None;
+    }
+    // The bindings before the loop run again for each block of products
+    // (and each product on a GPU), after earlier blocks' stores: they may
+    // read nothing the kernel writes.
+    let mut reads_written = false;
+    for s in lets {
+        s.walk_exprs(&mut |e| {
+            e.walk(&mut |x| {
+                reads_written |= matches!(x, Expr::Load { buf, .. } if k.stores.contains(buf));
+            })
+        });
+    }
+    if reads_written {
         return None;
     }
     let Stmt::For { vars, body, span } = last else {
@@ -454,10 +470,13 @@ fn disjoint_rows(body: &[Stmt], row: &LoopVar, col: &LoopVar) -> bool {
         if let Stmt::Store { buf, idx, .. } = s {
             ok &= same(buf, idx);
         }
+        // Every load, however deep in an expression (`z + y[h, i + 1, j]`).
         s.walk_exprs(&mut |e| {
-            if let Expr::Load { buf, idx, .. } = e {
-                ok &= same(buf, idx);
-            }
+            e.walk(&mut |x| {
+                if let Expr::Load { buf, idx, .. } = x {
+                    ok &= same(buf, idx);
+                }
+            })
         });
     }
     ok
@@ -603,6 +622,40 @@ mod tests {
             contraction(
                 "program p(a: in f32[C, M, K], b: in f32[K, N], y: out f32[B, M, N]) {
                    for h in 0..B, i in 0..M, j in 0..N { y[h, i, j] = sum(k in 0..K: a[h, i, k] * b[k, j]) }
+                 }"
+            ),
+            None
+        );
+        // A row reads the next row of what it writes, inside a larger
+        // expression: rows of one batch are not independent.
+        assert_eq!(
+            contraction(
+                "program p(a: in f32[B, M, K], b: in f32[B, K, N], y: inout f32[B, P, N]) {
+                   for h in 0..B, i in 0..M, j in 0..N { y[h, i, j] = sum(k in 0..K: a[h, i, k] * b[h, k, j]) + y[h, i + 1, N - 1 - j] }
+                 }"
+            ),
+            None
+        );
+        // A binding before the loop reads what the loop writes: a target
+        // evaluates it again after earlier products were stored.
+        assert_eq!(
+            contraction(
+                "program p(a: in f32[B, M, K], b: in f32[B, K, N], y: inout f32[B, M, N]) {
+                   for h in 0..B {
+                     t = y[h, 0, 0]
+                     for i in 0..M, j in 0..N { y[h, i, j] = sum(k in 0..K: a[h, i, k] * b[h, k, j]) + t }
+                   }
+                 }"
+            ),
+            None
+        );
+        assert_eq!(
+            contraction(
+                "program p(a: in f32[M, K], b: in f32[K, N], y: inout f32[M, N]) {
+                   for i in 0..M {
+                     t = y[i, 0]
+                     for j in 0..N { y[i, j] = sum(k in 0..K: a[i, k] * b[k, j]) + t }
+                   }
                  }"
             ),
             None
