@@ -133,6 +133,20 @@ fn attention(program: &Program, kern: &Kernel) -> Option<Attention> {
     {
         return None;
     }
+    // A target evaluates the leading bindings again (per step, per
+    // output element), after some of `o` was stored: they may read
+    // nothing the kernel writes.
+    let mut reads_written = false;
+    for s in lets {
+        s.walk_exprs(&mut |e| {
+            e.walk(&mut |x| {
+                reads_written |= matches!(x, Expr::Load { buf, .. } if kern.stores.contains(buf));
+            })
+        });
+    }
+    if reads_written {
+        return None;
+    }
     let lets_names: Vec<String> = lets
         .iter()
         .filter_map(|s| match s {
@@ -521,6 +535,17 @@ mod tests {
                  m = max(j in 0..N: select(j <= i, sum(d in 0..D: q[i, d] * k[j, d]), -1e30))
                  z = sum(j in 0..N: exp(select(j <= i, sum(d in 0..D: q[i, d] * k[j, d]), -1e30) - m))
                  for c in 0..E { o[i, c] = sum(j in 0..N: exp(select(j <= i, sum(d in 0..D: q[i, d] * k[j, d]), -1e30) - m) * v[j, c]) / z }
+               }
+             }"
+        ));
+        // A leading binding reads the output the row writes.
+        assert!(!found(
+            "program a(q: in f32[M, D], k: in f32[N, D], v: in f32[N, E], o: inout f32[M, E]) {
+               for i in 0..M {
+                 t = o[i, 0]
+                 m = max(j in 0..N: sum(d in 0..D: q[i, d] * k[j, d]))
+                 z = sum(j in 0..N: exp(sum(d in 0..D: q[i, d] * k[j, d]) - m))
+                 for c in 0..E { o[i, c] = sum(j in 0..N: exp(sum(d in 0..D: q[i, d] * k[j, d]) - m) * v[j, c]) / z + t }
                }
              }"
         ));
