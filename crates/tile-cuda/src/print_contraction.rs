@@ -58,14 +58,18 @@ fn matrix(op: &Operand) -> String {
     }
 }
 
+/// The row stride of an operand's matrix: its last dimension's extent.
+fn row_len(op: &Operand) -> String {
+    Printer::box_n(&op.buf, if op.batched { 2 } else { 1 })
+}
+
 /// The C expression of an operand's element at
 /// (`outer`, `k`) (the left operand's row or the right one's column):
 /// row-major boxes from 0, indexed `[outer, k]` (left, not transposed;
 /// right, transposed) or `[k, outer]`; a batched operand's in the block's
 /// batch's matrix.
 pub(crate) fn element(op: &Operand, outer_first: bool, outer: &str, k: &str) -> String {
-    let ptr = matrix(op);
-    let cols = Printer::box_n(&op.buf, if op.batched { 2 } else { 1 });
+    let (ptr, cols) = (matrix(op), row_len(op));
     if outer_first {
         format!("{ptr}[({outer}) * {cols} + ({k})]")
     } else {
@@ -168,8 +172,7 @@ pub(crate) fn print(p: &mut Printer, c: &Contraction, tile: i64, tf32: bool) {
     let b_k_fast = c.b.transposed;
     p.line(format!("{elem} tile_ra[{stage}], tile_rb[{stage}];"));
     let fast = |p: &mut Printer, name: &str, op: &Operand, edge: &str| {
-        let ptr = matrix(op);
-        let cols = Printer::box_n(&op.buf, if op.batched { 2 } else { 1 });
+        let (ptr, cols) = (matrix(op), row_len(op));
         p.line(format!(
             "const bool {name} = ({cols}) % {w} == 0 && ((unsigned long long)(const void *){ptr} & 15ull) == 0 && {edge};"
         ));

@@ -862,15 +862,7 @@ fn random_batched_contractions_match_the_interpreter() {
             ("K".into(), kk),
         ]);
         let args = fixture::arguments(&program, &sizes).unwrap();
-        let mut want = args.clone();
-        for op in ["a", "b"] {
-            let x = &want[op];
-            let v: Vec<f64> = (0..x.len())
-                .map(|e| f64::from(tf32(x.get_f64(e) as f32)))
-                .collect();
-            let rounded = Array::from_f64(DType::F32, x.shape(), &v);
-            want.insert(op.to_string(), rounded);
-        }
+        let mut want = rounded_operands(&args);
         interp::interpret(&program, &mut want, &sizes).unwrap();
         let mut got = args;
         module.run(&mut got, &sizes).unwrap();
@@ -959,6 +951,19 @@ fn tf32(x: f32) -> f32 {
     f32::from_bits(x.to_bits().wrapping_add(0x1000) & 0xFFFF_E000)
 }
 
+/// `args` with the operands `a` and `b` rounded to TF32 ([`tf32`]).
+fn rounded_operands(args: &BTreeMap<String, Array>) -> BTreeMap<String, Array> {
+    let mut out = args.clone();
+    for op in ["a", "b"] {
+        let x = &args[op];
+        let v: Vec<f64> = (0..x.len())
+            .map(|e| f64::from(tf32(x.get_f64(e) as f32)))
+            .collect();
+        out.insert(op.to_string(), Array::from_f64(DType::F32, x.shape(), &v));
+    }
+    out
+}
+
 /// `--allow-tf32`: the contractions' tensor-core entry points (`_mm` on a
 /// grid of more tiles than multiprocessors, `_mm64` below), each
 /// transpose, the plain product and an epilogue reading a row vector, at
@@ -998,15 +1003,7 @@ fn tf32_contractions_are_the_products_of_rounded_operands() {
             let args = fixture::arguments(&program, &sizes).unwrap();
             let mut exact = args.clone();
             interp::interpret(&program, &mut exact, &sizes).unwrap();
-            let mut want = args.clone();
-            for op in ["a", "b"] {
-                let x = &want[op];
-                let v: Vec<f64> = (0..x.len())
-                    .map(|e| f64::from(tf32(x.get_f64(e) as f32)))
-                    .collect();
-                let rounded = Array::from_f64(DType::F32, x.shape(), &v);
-                want.insert(op.to_string(), rounded);
-            }
+            let mut want = rounded_operands(&args);
             interp::interpret(&program, &mut want, &sizes).unwrap();
             (sizes, args, exact, want)
         })

@@ -136,15 +136,7 @@ fn attention(program: &Program, kern: &Kernel) -> Option<Attention> {
     // A target evaluates the leading bindings again (per step, per
     // output element), after some of `o` was stored: they may read
     // nothing the kernel writes.
-    let mut reads_written = false;
-    for s in lets {
-        s.walk_exprs(&mut |e| {
-            e.walk(&mut |x| {
-                reads_written |= matches!(x, Expr::Load { buf, .. } if kern.stores.contains(buf));
-            })
-        });
-    }
-    if reads_written {
+    if crate::find_contractions::reads_any(lets, &kern.stores) {
         return None;
     }
     let lets_names: Vec<String> = lets

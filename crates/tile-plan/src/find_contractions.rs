@@ -245,15 +245,7 @@ fn contraction(program: &Program, k: &Kernel) -> Option<Contraction> {
     // The bindings before the loop run again for each block of products
     // (and each product on a GPU), after earlier blocks' stores: they may
     // read nothing the kernel writes.
-    let mut reads_written = false;
-    for s in lets {
-        s.walk_exprs(&mut |e| {
-            e.walk(&mut |x| {
-                reads_written |= matches!(x, Expr::Load { buf, .. } if k.stores.contains(buf));
-            })
-        });
-    }
-    if reads_written {
+    if reads_any(lets, &k.stores) {
         return None;
     }
     let Stmt::For { vars, body, span } = last else {
@@ -480,6 +472,19 @@ fn disjoint_rows(body: &[Stmt], row: &LoopVar, col: &LoopVar) -> bool {
         });
     }
     ok
+}
+
+/// Whether any expression of `stmts`, at any depth, loads one of `bufs`.
+pub(crate) fn reads_any(stmts: &[Stmt], bufs: &[String]) -> bool {
+    let mut found = false;
+    for s in stmts {
+        s.walk_exprs(&mut |e| {
+            e.walk(&mut |x| {
+                found |= matches!(x, Expr::Load { buf, .. } if bufs.contains(buf));
+            })
+        });
+    }
+    found
 }
 
 fn has_reduction(e: &Expr) -> bool {
