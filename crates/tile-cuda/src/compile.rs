@@ -23,10 +23,10 @@ pub(crate) struct Funcs {
     /// 64 x 64).
     pub(crate) mm: Option<crate::driver::Handle>,
     pub(crate) mm64: Option<crate::driver::Handle>,
-    /// An attention head's entry points: query rows per block, handle and
-    /// the most threads per block it may launch with (`_att64`,
-    /// `_att32`).
-    pub(crate) att: Vec<(i64, crate::driver::Handle, u32)>,
+    /// An attention head's entry points: query rows per block, output
+    /// columns per pass, handle and the most threads per block it may
+    /// launch with (`_att64x128` ... `_att32x64`).
+    pub(crate) att: Vec<(i64, i64, crate::driver::Handle, u32)>,
     /// A full reduction's second stage (`tile_kN_fin`).
     pub(crate) fin: Option<crate::driver::Handle>,
     /// The most threads per block each entry point may launch with.
@@ -46,7 +46,7 @@ pub struct CudaModule {
     pub(crate) hash: String,
     pub(crate) kernels: Vec<KernelInfo>,
     pub(crate) funcs: Vec<Funcs>,
-    /// The most dynamic shared memory a `_rows` launch may take.
+    /// The most dynamic shared memory a `_rows` or `_att` launch may take.
     pub(crate) rows_limit: u32,
     pub(crate) opts: CudaOptions,
     pub(crate) nvrtc_version: String,
@@ -153,8 +153,8 @@ pub fn compile(plan: &Plan, opts: &CudaOptions) -> Result<CudaModule, CudaError>
             names.push(format!("{}_mm", k.name));
             names.push(format!("{}_mm64", k.name));
         }
-        for rows in &k.att {
-            names.push(format!("{}_att{rows}", k.name));
+        for (rows, cols) in k.att.iter().flat_map(|a| &a.shapes) {
+            names.push(format!("{}_att{rows}x{cols}", k.name));
         }
     }
     let (_module, handles) = gpu.load_module(&cubin, &names)?;
@@ -171,13 +171,13 @@ pub fn compile(plan: &Plan, opts: &CudaOptions) -> Result<CudaModule, CudaError>
         let mm = if k.mm.is_some() { it.next() } else { None };
         let mm64 = if k.mm.is_some() { it.next() } else { None };
         let mut att = Vec::new();
-        for &rows in &k.att {
+        for &(rows, cols) in k.att.iter().flat_map(|a| &a.shapes) {
             let f = it
                 .next()
                 .ok_or_else(|| CudaError::Unsupported("missing kernel handle".into()))?;
-            att.push((rows, f, gpu.max_threads(f)?));
+            att.push((rows, cols, f, gpu.max_threads(f)?));
         }
-        if let Some(f) = rows {
+        for f in rows.into_iter().chain(att.iter().map(|a| a.2)) {
             // More than the default 48 KiB of dynamic shared memory needs
             // the kernel's opt-in; where the driver refuses it, launches
             // stay within the default.

@@ -236,24 +236,46 @@ impl CudaModule {
             }
         }
         // An attention head: a block per 64 query rows, or per 32 where
-        // that leaves multiprocessors idle (or is the only entry point).
-        // Not where a check may fail: a failing thread leaves its block
-        // before the barriers and shuffles its neighbours wait at, so the
-        // row kernel runs instead and reports the access.
-        if self.opts.tiles && !fs.att.is_empty() && !checks_may_fail {
+        // that leaves multiprocessors idle (or is the only entry point),
+        // 64 output columns per pass where there are at most 64, else
+        // 128; where its dynamic shared memory (growing with the depth)
+        // fits. Not where a check may fail: a failing thread leaves its
+        // block before the barriers and shuffles its neighbours wait at,
+        // so the row kernel runs instead and reports the access.
+        if let (true, Some(info), false) = (
+            self.opts.tiles && !fs.att.is_empty(),
+            &self.kernels[n].att,
+            checks_may_fail,
+        ) {
+            let extent = |(lo, hi): &(tile_ir::Expr, tile_ir::Expr)| {
+                tile_ir::args::eval_int(hi, sizes)
+                    .zip(tile_ir::args::eval_int(lo, sizes))
+                    .map(|(h, l)| h.saturating_sub(l).max(0))
+            };
             let threads = crate::print_contraction::THREADS;
             let sms = self.gpu.sm_count as i64;
-            let fits = |rows: i64| (nrows + rows - 1) / rows >= sms;
-            let pick = fs
-                .att
-                .iter()
-                .find(|(rows, _, _)| fits(*rows))
-                .or(fs.att.last())
-                .filter(|(_, _, most)| *most >= threads);
-            if let Some(&(rows, f, _)) = pick {
-                let blocks = (nrows + rows - 1) / rows;
-                if (1..1 << 30).contains(&blocks) {
-                    return vec![Shape::one(f, (blocks as u32, 1), threads)];
+            if let (Some(d), Some(e)) = (extent(&info.depth), extent(&info.cols)) {
+                let cols = if e <= 64 { 64 } else { 128 };
+                let fits = |rows: i64| (nrows + rows - 1) / rows >= sms;
+                let usable: Vec<_> = fs
+                    .att
+                    .iter()
+                    .filter(|(_, c, _, most)| *c == cols && *most >= threads)
+                    .collect();
+                let pick = usable
+                    .iter()
+                    .find(|(rows, ..)| fits(*rows))
+                    .or(usable.last());
+                if let Some(&&(rows, _, f, _)) = pick {
+                    let blocks = (nrows + rows - 1) / rows;
+                    let bytes =
+                        crate::print_attention::shared_bytes(rows, cols, d, info.elem_bytes)
+                            .filter(|&b| b <= self.rows_limit as u64);
+                    if let (true, Some(bytes)) = ((1..1 << 30).contains(&blocks), bytes) {
+                        let mut sh = Shape::one(f, (blocks as u32, 1), threads);
+                        sh.shared = bytes as u32;
+                        return vec![sh];
+                    }
                 }
             }
         }

@@ -67,10 +67,9 @@ pub(crate) struct KernelInfo {
     pub mm: Option<MmGrid>,
     /// Failure sites of the `_mm` entry points (or the `_att` ones).
     pub mm_sites: Vec<Site>,
-    /// An attention head's `_att` entry points: the query rows per block
-    /// of each, in the order printed (`_att64`, `_att32`); empty when
-    /// there are none.
-    pub att: Vec<i64>,
+    /// An attention head's `_att` entry points, when it has them: what
+    /// sizes their launches.
+    pub att: Option<AttEntries>,
     /// Whether a `_fin` entry point follows (a full reduction's second
     /// stage; its sites are the plain entry point's).
     pub fin: bool,
@@ -87,6 +86,22 @@ pub(crate) struct MmGrid {
     /// A batched product's rows (the kernel's rows are its batches);
     /// `None` when the kernel's rows are the product's.
     pub rows: Option<(tile_ir::Expr, tile_ir::Expr)>,
+}
+
+/// An attention head's entry points ([`KernelInfo::att`]).
+#[derive(Clone, Debug)]
+pub(crate) struct AttEntries {
+    /// Query rows per block and output columns per pass of each, in the
+    /// order printed (`_att64x128`, `_att64x64`, `_att32x128`,
+    /// `_att32x64`; the 32-row ones alone for `f64`).
+    pub shapes: Vec<(i64, i64)>,
+    /// The dot products' depth and the output columns' range: with the
+    /// rows and columns, they size the dynamic shared memory
+    /// ([`crate::print_attention::shared_bytes`]).
+    pub depth: (tile_ir::Expr, tile_ir::Expr),
+    pub cols: (tile_ir::Expr, tile_ir::Expr),
+    /// Bytes per element (8 for `f64`, else 4).
+    pub elem_bytes: i64,
 }
 
 /// The whole CUDA file for a plan.
@@ -179,7 +194,7 @@ pub(crate) fn emit(plan: &Plan, unroll: Unroll, tiling: Tiling) -> Result<Emitte
             rows_sites: vec![],
             mm: None,
             mm_sites: vec![],
-            att: vec![],
+            att: None,
             fin: k.mapping == Mapping::FullReduction,
             check_then_wait: lowered.check_then_wait,
         };
@@ -265,16 +280,16 @@ pub(crate) fn emit(plan: &Plan, unroll: Unroll, tiling: Tiling) -> Result<Emitte
                 .iter()
                 .find(|q| q.name == a.q.buf)
                 .map_or(tile_ir::DType::F32, |q| q.dtype);
-            let per = crate::print_attention::rows_per_thread(dtype);
-            let printed: Vec<_> = per
+            let shapes = crate::print_attention::entries(dtype);
+            let printed: Vec<_> = shapes
                 .iter()
-                .map(|&r| {
+                .map(|&shape| {
                     kernel(
                         program,
                         &index,
                         k,
                         &lowered,
-                        Entry::Attention(r),
+                        Entry::Attention(shape),
                         base + MM_SITE_BASE,
                         unroll,
                     )
@@ -285,7 +300,12 @@ pub(crate) fn emit(plan: &Plan, unroll: Unroll, tiling: Tiling) -> Result<Emitte
                     source.push('\n');
                     source.push_str(&p.code);
                 }
-                info.att = per.iter().map(|r| 16 * r).collect();
+                info.att = Some(AttEntries {
+                    shapes: shapes.to_vec(),
+                    depth: (a.depth.lo.clone(), a.depth.hi.clone()),
+                    cols: (a.col.lo.clone(), a.col.hi.clone()),
+                    elem_bytes: if dtype == tile_ir::DType::F64 { 8 } else { 4 },
+                });
                 info.mm_sites = printed[0].sites.clone();
             }
         }
@@ -313,9 +333,9 @@ enum Entry {
     /// second field allows it (and the contraction is `f32`); the third
     /// is the 128-tile entry point's blocks per multiprocessor.
     Tiled(i64, bool, u32),
-    /// An attention head's query rows by blocks (`tile_kN_att64`,
-    /// `tile_kN_att32`), by rows per thread.
-    Attention(i64),
+    /// An attention head's blocks of query rows (`tile_kN_att{R}x{C}`),
+    /// by rows per block and output columns per pass.
+    Attention((i64, i64)),
 }
 
 fn kernel(
@@ -369,7 +389,7 @@ fn kernel(
         Entry::Rows => format!("{}_rows", symbol(k)),
         Entry::Tiled(128, ..) => format!("{}_mm", symbol(k)),
         Entry::Tiled(t, ..) => format!("{}_mm{t}", symbol(k)),
-        Entry::Attention(r) => format!("{}_att{}", symbol(k), 16 * r),
+        Entry::Attention((rows, cols)) => format!("{}_att{rows}x{cols}", symbol(k)),
     };
     // Tiled entry points hold tiles in registers: two blocks of 256
     // threads per multiprocessor (at most 128 registers each), except
@@ -399,7 +419,9 @@ fn kernel(
                 (Some(c), _, Entry::Tiled(t, tf32, _)) => {
                     crate::print_contraction::print(&mut p, c, t, tf32)
                 }
-                (_, Some(a), Entry::Attention(r)) => crate::print_attention::print(&mut p, k, a, r),
+                (_, Some(a), Entry::Attention(shape)) => {
+                    crate::print_attention::print(&mut p, k, a, shape)
+                }
                 _ => p.refuse(format!("kernel {} has no tiled form", k.name)),
             }
         }

@@ -50,7 +50,7 @@ const MMA_PAD: i64 = 8;
 
 /// The pointer of an operand's matrix: its parameter's, or for a batched
 /// operand the block's batch's matrix (declared by [`print`]).
-fn matrix(op: &Operand) -> String {
+pub(crate) fn matrix(op: &Operand) -> String {
     if op.batched {
         format!("tile_{}_h", op.buf)
     } else {
@@ -59,7 +59,7 @@ fn matrix(op: &Operand) -> String {
 }
 
 /// The row stride of an operand's matrix: its last dimension's extent.
-fn row_len(op: &Operand) -> String {
+pub(crate) fn row_len(op: &Operand) -> String {
     Printer::box_n(&op.buf, if op.batched { 2 } else { 1 })
 }
 

@@ -1039,10 +1039,11 @@ fn tf32_contractions_are_the_products_of_rounded_operands() {
 
 /// Random attention heads (each operand in either index order; scaled,
 /// causal or biased scores; `f32` and `f64`) at shapes across the 64- and
-/// 32-row blocks, the 64-key blocks, the 32-deep slices (8 for `f64`) and the 128
-/// output columns per pass, 1 and empty depth included, and once with
-/// rows enough for the 64-row entry point: the tiled entry points
-/// (`_att32`, `_att64`) match the FP64 interpreter.
+/// 32-row blocks, the 64-key blocks, depths that are and are not a
+/// multiple of 16 bytes (1 and empty included), and 64 or 128 output
+/// columns per pass (two passes at 130), and once with rows enough for
+/// the 64-row entry points: the tiled entry points (`_att32x64` ...
+/// `_att64x128`) match the FP64 interpreter.
 #[test]
 fn random_attention_matches_the_interpreter() {
     if !gpu_or_skip("random_attention_matches_the_interpreter") {
@@ -1083,7 +1084,7 @@ fn random_attention_matches_the_interpreter() {
                 let opts = tile_cuda::CudaOptions::default();
                 let source = tile_cuda::emit_cuda_with(&plan, &opts)
                     .map_err(|e| TestCaseError::fail(e.to_string()))?;
-                prop_assert!(source.contains("tile_k0_att32("), "{}", text);
+                prop_assert!(source.contains("tile_k0_att32x64("), "{}", text);
                 let module = tile_cuda::compile(&plan, &opts)
                     .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
                 let sizes = Sizes::from([
