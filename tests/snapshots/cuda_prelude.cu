@@ -80,6 +80,32 @@ TILE_D void tile_cp_wait(void) {
   asm volatile("cp.async.wait_all;" ::: "memory");
 #endif
 }
+/* Copies of N bytes (4, 8 or 16; src and dst N-byte aligned) from device
+   to shared memory that write zeros and read nothing where `in` is
+   false: asynchronous in groups (tile_cp_commit ends one, tile_cp_wait_n
+   waits until at most N of this thread's latest groups are pending) where
+   the architecture has cp.async (sm_80 and later), plain otherwise. */
+template <int N> TILE_D void tile_cpz(void *dst, const void *src, bool in) {
+#if __CUDA_ARCH__ >= 800
+  const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+  if (N == 16) asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(d), "l"(src), "r"(in ? 16 : 0) : "memory");
+  else asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" :: "r"(d), "l"(src), "n"(N), "r"(in ? N : 0) : "memory");
+#else
+  if (N == 16) *reinterpret_cast<uint4 *>(dst) = in ? *reinterpret_cast<const uint4 *>(src) : make_uint4(0u, 0u, 0u, 0u);
+  else if (N == 8) *reinterpret_cast<unsigned long long *>(dst) = in ? *reinterpret_cast<const unsigned long long *>(src) : 0ull;
+  else *reinterpret_cast<unsigned *>(dst) = in ? *reinterpret_cast<const unsigned *>(src) : 0u;
+#endif
+}
+TILE_D void tile_cp_commit(void) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+template <int N> TILE_D void tile_cp_wait_n(void) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
+#endif
+}
 /* Truncating division; division by zero or overflow reports its site. */
 TILE_D long long tile_idiv_i64(long long a, long long b, int *err, int id) {
   if (b == 0 || (b == -1 && a == (-9223372036854775807LL - 1))) { atomicExch(err, id); return 0; }

@@ -238,8 +238,8 @@ impl CudaModule {
         // An attention head: a block per 64 query rows, or per 32 where
         // that leaves multiprocessors idle (or is the only entry point),
         // 64 output columns per pass where there are at most 64, else
-        // 128; where its dynamic shared memory (growing with the depth)
-        // fits. Not where a check may fail: a failing thread leaves its
+        // 128; among those whose dynamic shared memory (growing with the
+        // depth) fits. Not where a check may fail: a failing thread leaves its
         // block before the barriers and shuffles its neighbours wait at,
         // so the row kernel runs instead and reports the access.
         if let (true, Some(info), false) = (
@@ -257,10 +257,16 @@ impl CudaModule {
             if let (Some(d), Some(e)) = (extent(&info.depth), extent(&info.cols)) {
                 let cols = if e <= 64 { 64 } else { 128 };
                 let fits = |rows: i64| (nrows + rows - 1) / rows >= sms;
+                let bytes = |rows: i64| {
+                    crate::print_attention::shared_bytes(rows, cols, d, info.elem_bytes)
+                        .filter(|&b| b <= self.rows_limit as u64)
+                };
                 let usable: Vec<_> = fs
                     .att
                     .iter()
-                    .filter(|(_, c, _, most)| *c == cols && *most >= threads)
+                    .filter(|(rows, c, _, most)| {
+                        *c == cols && *most >= threads && bytes(*rows).is_some()
+                    })
                     .collect();
                 let pick = usable
                     .iter()
@@ -268,10 +274,7 @@ impl CudaModule {
                     .or(usable.last());
                 if let Some(&&(rows, _, f, _)) = pick {
                     let blocks = (nrows + rows - 1) / rows;
-                    let bytes =
-                        crate::print_attention::shared_bytes(rows, cols, d, info.elem_bytes)
-                            .filter(|&b| b <= self.rows_limit as u64);
-                    if let (true, Some(bytes)) = ((1..1 << 30).contains(&blocks), bytes) {
+                    if let (true, Some(bytes)) = ((1..1 << 30).contains(&blocks), bytes(rows)) {
                         let mut sh = Shape::one(f, (blocks as u32, 1), threads);
                         sh.shared = bytes as u32;
                         return vec![sh];
