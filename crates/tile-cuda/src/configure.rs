@@ -256,7 +256,10 @@ impl CudaModule {
             let sms = self.gpu.sm_count as i64;
             if let (Some(d), Some(e)) = (extent(&info.depth), extent(&info.cols)) {
                 let cols = if e <= 64 { 64 } else { 128 };
-                let fits = |rows: i64| (nrows + rows - 1) / rows >= sms;
+                let fits = |rows: i64| match self.opts.att_rows {
+                    Some(want) => rows == want,
+                    None => (nrows + rows - 1) / rows >= sms,
+                };
                 let bytes = |rows: i64| {
                     crate::print_attention::shared_bytes(rows, cols, d, info.elem_bytes)
                         .filter(|&b| b <= self.rows_limit as u64)

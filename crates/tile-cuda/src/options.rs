@@ -52,6 +52,10 @@ pub struct CudaOptions {
     /// 2): an experiment; `None` takes one for FP32 and `f64`, two on
     /// TF32 tensor cores.
     pub mm_blocks: Option<u32>,
+    /// Query rows per block of an attention head's entry points
+    /// (`TILE_CUDA_ATT_ROWS`, 32 or 64): an experiment; `None` takes 64
+    /// where those blocks fill the multiprocessors, else 32.
+    pub att_rows: Option<i64>,
 }
 
 /// Quads per thread in flight in row loops over device memory (measured
@@ -104,6 +108,10 @@ impl Default for CudaOptions {
                 .ok()
                 .and_then(|v| v.parse::<u32>().ok())
                 .filter(|b| (1..=2).contains(b)),
+            att_rows: std::env::var("TILE_CUDA_ATT_ROWS")
+                .ok()
+                .and_then(|v| v.parse::<i64>().ok())
+                .filter(|r| [32, 64].contains(r)),
         }
     }
 }
