@@ -235,13 +235,14 @@ impl CudaModule {
                 }
             }
         }
-        // An attention head: a block per 64 query rows, or per 32 where
-        // that leaves multiprocessors idle (or is the only entry point),
-        // 64 output columns per pass where there are at most 64, else
-        // 128; among those whose dynamic shared memory (growing with the
-        // depth) fits. Not where a check may fail: a failing thread leaves its
-        // block before the barriers and shuffles its neighbours wait at,
-        // so the row kernel runs instead and reports the access.
+        // An attention head: among the entry points whose dynamic shared
+        // memory (growing with the depth) fits, a block per 64 query rows,
+        // or per 32 where that leaves multiprocessors idle (or is the
+        // only one), 64 output columns per pass where there are at most
+        // 64, else 128 (64 where 128 do not fit). Not where a check may
+        // fail: a failing thread leaves its block before the barriers and
+        // shuffles its neighbours wait at, so the row kernel runs instead
+        // and reports the access.
         if let (true, Some(info), false) = (
             self.opts.tiles && !fs.att.is_empty(),
             &self.kernels[n].att,
@@ -255,29 +256,36 @@ impl CudaModule {
             let threads = crate::print_contraction::THREADS;
             let sms = self.gpu.sm_count as i64;
             if let (Some(d), Some(e)) = (extent(&info.depth), extent(&info.cols)) {
-                let cols = if e <= 64 { 64 } else { 128 };
+                // 128 columns a pass where they fit, else two passes of 64.
+                let widths: &[i64] = if e <= 64 { &[64] } else { &[128, 64] };
                 let fits = |rows: i64| match self.opts.att_rows {
                     Some(want) => rows == want,
                     None => (nrows + rows - 1) / rows >= sms,
                 };
-                let bytes = |rows: i64| {
+                let bytes = |rows: i64, cols: i64| {
                     crate::print_attention::shared_bytes(rows, cols, d, info.elem_bytes)
                         .filter(|&b| b <= self.rows_limit as u64)
                 };
-                let usable: Vec<_> = fs
-                    .att
+                let usable: Vec<_> = widths
                     .iter()
-                    .filter(|(rows, c, _, most)| {
-                        *c == cols && *most >= threads && bytes(*rows).is_some()
+                    .map(|&cols| {
+                        fs.att
+                            .iter()
+                            .filter(|(rows, c, _, most)| {
+                                *c == cols && *most >= threads && bytes(*rows, cols).is_some()
+                            })
+                            .collect::<Vec<_>>()
                     })
-                    .collect();
+                    .find(|u| !u.is_empty())
+                    .unwrap_or_default();
                 let pick = usable
                     .iter()
                     .find(|(rows, ..)| fits(*rows))
                     .or(usable.last());
-                if let Some(&&(rows, _, f, _)) = pick {
+                if let Some(&&(rows, cols, f, _)) = pick {
                     let blocks = (nrows + rows - 1) / rows;
-                    if let (true, Some(bytes)) = ((1..1 << 30).contains(&blocks), bytes(rows)) {
+                    if let (true, Some(bytes)) = ((1..1 << 30).contains(&blocks), bytes(rows, cols))
+                    {
                         let mut sh = Shape::one(f, (blocks as u32, 1), threads);
                         sh.shared = bytes as u32;
                         return vec![sh];

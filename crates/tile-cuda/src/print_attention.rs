@@ -4,6 +4,9 @@
 //! pass (128, or 64 where the output has at most 64 columns), from
 //! `LoweredKernel::attention` on the CUDA target.
 //!
+//! Where 64-row blocks' shared memory would not fit the device, 32-row
+//! ones run; where neither fits, the row kernel.
+//!
 //! A block of 256 threads (16 x 16) owns the `R` rows; each thread holds
 //! `R / 16` consecutive rows by 4 keys of each block of 64 keys (keys
 //! `tx`, `tx + 16`, `tx + 32`, `tx + 48`), and the same rows by `C / 16`
@@ -70,8 +73,9 @@ fn width(elem_bytes: i64) -> i64 {
 }
 
 /// The row stride of the shared rows of `q` and `k` at depth `d`: `d`
-/// rounded up to 16 bytes, plus an odd number of 16-byte runs, so the 8
-/// threads of a quarter warp reading 8 keys' runs hit different banks.
+/// rounded up to 16 bytes, plus one or two 16-byte runs to make an odd
+/// number of runs, so the 8 threads of a quarter warp reading 8 keys'
+/// runs hit different banks.
 fn depth_stride(d: i64, elem_bytes: i64) -> i64 {
     let w = width(elem_bytes);
     let runs = (d + w - 1) / w;
@@ -253,7 +257,7 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, a: &Attention, (rows, cols): (i
     // The shared layout of `shared_bytes` (the launch sized it at this
     // depth, so the runs of `d` fit an int).
     p.line(format!(
-        "const int att_dr = (int)((att_d + {}) / {w}), att_d4 = att_dr * {w}, att_qst = (att_dr + 1 + (att_dr & 1)) * {w};",
+        "const int att_dr = (int)(((att_d > 0 ? att_d : 0) + {}) / {w}), att_d4 = att_dr * {w}, att_qst = (att_dr + 1 + (att_dr & 1)) * {w};",
         w - 1
     ));
     p.line("extern __shared__ __align__(16) unsigned char att_sm[];");
@@ -399,8 +403,11 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, a: &Attention, (rows, cols): (i
         "for (int att_w = 0; att_w < {cw}; att_w++) att_acc[att_a][att_w] = {zero};"
     ));
     p.close();
-    // The first block of keys' rows of k.
+    // The first block of keys' rows of k (none without keys: a pass
+    // would then write what the previous one's copy may still write).
+    p.open("if (att_n > 0)");
     copy(p, &k_tile("0"), es);
+    p.close();
     p.line("tile_cp_commit();");
     p.open(format!(
         "for (long long att_j0 = 0; att_j0 < att_n; att_j0 += {KEYS})"
@@ -551,4 +558,7 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, a: &Attention, (rows, cols): (i
     p.close();
     p.truncate_scope(depth);
     p.close();
+    // No copy outlives the block (q's when there are no keys or no
+    // output columns).
+    p.line("tile_cp_wait_n<0>();");
 }
