@@ -25,7 +25,8 @@ pub(crate) struct Funcs {
     pub(crate) mm64: Option<crate::driver::Handle>,
     /// An attention head's entry points: query rows per block, output
     /// columns per pass, handle and the most threads per block it may
-    /// launch with (`_att64x128` ... `_att32x64`).
+    /// launch with (`_att64`, `_att32`; staged `_att64x128` ...
+    /// `_att32x64`).
     pub(crate) att: Vec<(i64, i64, crate::driver::Handle, u32)>,
     /// A full reduction's second stage (`tile_kN_fin`).
     pub(crate) fin: Option<crate::driver::Handle>,
@@ -153,8 +154,13 @@ pub fn compile(plan: &Plan, opts: &CudaOptions) -> Result<CudaModule, CudaError>
             names.push(format!("{}_mm", k.name));
             names.push(format!("{}_mm64", k.name));
         }
-        for (rows, cols) in k.att.iter().flat_map(|a| &a.shapes) {
-            names.push(format!("{}_att{rows}x{cols}", k.name));
+        if let Some(a) = &k.att {
+            for (rows, cols) in &a.shapes {
+                names.push(match a.staged {
+                    true => format!("{}_att{rows}x{cols}", k.name),
+                    false => format!("{}_att{rows}", k.name),
+                });
+            }
         }
     }
     let (_module, handles) = gpu.load_module(&cubin, &names)?;

@@ -256,15 +256,24 @@ impl CudaModule {
             let threads = crate::print_contraction::THREADS;
             let sms = self.gpu.sm_count as i64;
             if let (Some(d), Some(e)) = (extent(&info.depth), extent(&info.cols)) {
-                // 128 columns a pass where they fit, else two passes of 64.
-                let widths: &[i64] = if e <= 64 { &[64] } else { &[128, 64] };
+                // 128 columns a pass where they fit, else two passes of 64
+                // (the staged entry points; the others take 128 and no
+                // dynamic shared memory).
+                let widths: &[i64] = match (info.staged, e <= 64) {
+                    (false, _) => &[128],
+                    (true, true) => &[64],
+                    (true, false) => &[128, 64],
+                };
                 let fits = |rows: i64| match self.opts.att_rows {
                     Some(want) => rows == want,
                     None => (nrows + rows - 1) / rows >= sms,
                 };
-                let bytes = |rows: i64, cols: i64| {
-                    crate::print_attention::shared_bytes(rows, cols, d, info.elem_bytes)
-                        .filter(|&b| b <= self.rows_limit as u64)
+                let bytes = |rows: i64, cols: i64| match info.staged {
+                    true => {
+                        crate::print_attention_staged::shared_bytes(rows, cols, d, info.elem_bytes)
+                            .filter(|&b| b <= self.rows_limit as u64)
+                    }
+                    false => Some(0),
                 };
                 let usable: Vec<_> = widths
                     .iter()

@@ -92,12 +92,16 @@ pub(crate) struct MmGrid {
 #[derive(Clone, Debug)]
 pub(crate) struct AttEntries {
     /// Query rows per block and output columns per pass of each, in the
-    /// order printed (`_att64x128`, `_att64x64`, `_att32x128`,
-    /// `_att32x64`; the 32-row ones alone for `f64`).
+    /// order printed (`_att64`, `_att32`; staged: `_att64x128`,
+    /// `_att64x64`, `_att32x128`, `_att32x64`; the 32-row ones alone for
+    /// `f64`).
     pub shapes: Vec<(i64, i64)>,
+    /// The staged entry points ([`Tiling::att_staged`]), which take
+    /// dynamic shared memory.
+    pub staged: bool,
     /// The dot products' depth and the output columns' range: with the
     /// rows and columns, they size the dynamic shared memory
-    /// ([`crate::print_attention::shared_bytes`]).
+    /// ([`crate::print_attention_staged::shared_bytes`]).
     pub depth: (tile_ir::Expr, tile_ir::Expr),
     pub cols: (tile_ir::Expr, tile_ir::Expr),
     /// Bytes per element (8 for `f64`, else 4).
@@ -128,6 +132,9 @@ pub(crate) struct Tiling {
     /// Blocks per multiprocessor the 128-tile entry point's launch
     /// bounds ask for; `None`: the default ([`mm_blocks`]).
     pub mm_blocks: Option<u32>,
+    /// Attention heads through the staged entry points
+    /// (`print_attention_staged.rs`; `TILE_CUDA_ATT_STAGED=1`).
+    pub att_staged: bool,
 }
 
 /// What `tile emit` prints: tiled entry points, exact FP32.
@@ -135,6 +142,7 @@ pub(crate) const DEFAULT_TILING: Tiling = Tiling {
     on: true,
     tf32: false,
     mm_blocks: None,
+    att_staged: false,
 };
 
 /// Blocks of 256 threads per multiprocessor the `_mm` entry point's
@@ -280,7 +288,11 @@ pub(crate) fn emit(plan: &Plan, unroll: Unroll, tiling: Tiling) -> Result<Emitte
                 .iter()
                 .find(|q| q.name == a.q.buf)
                 .map_or(tile_ir::DType::F32, |q| q.dtype);
-            let shapes = crate::print_attention::entries(dtype);
+            let shapes = if tiling.att_staged {
+                crate::print_attention_staged::entries(dtype)
+            } else {
+                crate::print_attention::entries(dtype)
+            };
             let printed: Vec<_> = shapes
                 .iter()
                 .map(|&shape| {
@@ -289,7 +301,7 @@ pub(crate) fn emit(plan: &Plan, unroll: Unroll, tiling: Tiling) -> Result<Emitte
                         &index,
                         k,
                         &lowered,
-                        Entry::Attention(shape),
+                        Entry::Attention(shape, tiling.att_staged),
                         base + MM_SITE_BASE,
                         unroll,
                     )
@@ -302,6 +314,7 @@ pub(crate) fn emit(plan: &Plan, unroll: Unroll, tiling: Tiling) -> Result<Emitte
                 }
                 info.att = Some(AttEntries {
                     shapes: shapes.to_vec(),
+                    staged: tiling.att_staged,
                     depth: (a.depth.lo.clone(), a.depth.hi.clone()),
                     cols: (a.col.lo.clone(), a.col.hi.clone()),
                     elem_bytes: if dtype == tile_ir::DType::F64 { 8 } else { 4 },
@@ -333,9 +346,10 @@ enum Entry {
     /// second field allows it (and the contraction is `f32`); the third
     /// is the 128-tile entry point's blocks per multiprocessor.
     Tiled(i64, bool, u32),
-    /// An attention head's blocks of query rows (`tile_kN_att{R}x{C}`),
-    /// by rows per block and output columns per pass.
-    Attention((i64, i64)),
+    /// An attention head's blocks of query rows (`tile_kN_att{R}`, or
+    /// staged `tile_kN_att{R}x{C}`), by rows per block and output columns
+    /// per pass, and whether staged.
+    Attention((i64, i64), bool),
 }
 
 fn kernel(
@@ -375,7 +389,7 @@ fn kernel(
             Entry::Tiled(_, false, _) => " (a tile of products per block, then the epilogue)",
             Entry::Tiled(_, true, _) =>
                 " (a tile of products per block, TF32 tensor cores for f32, then the epilogue)",
-            Entry::Attention(_) =>
+            Entry::Attention(..) =>
                 " (attention: a block of query rows per block, scores in registers)",
         },
         k.mapping.name(),
@@ -389,7 +403,8 @@ fn kernel(
         Entry::Rows => format!("{}_rows", symbol(k)),
         Entry::Tiled(128, ..) => format!("{}_mm", symbol(k)),
         Entry::Tiled(t, ..) => format!("{}_mm{t}", symbol(k)),
-        Entry::Attention((rows, cols)) => format!("{}_att{rows}x{cols}", symbol(k)),
+        Entry::Attention((rows, cols), true) => format!("{}_att{rows}x{cols}", symbol(k)),
+        Entry::Attention((rows, _), false) => format!("{}_att{rows}", symbol(k)),
     };
     // Tiled entry points hold tiles in registers: two blocks of 256
     // threads per multiprocessor (at most 128 registers each), except
@@ -399,7 +414,13 @@ fn kernel(
             "__launch_bounds__({}, {blocks}) ",
             crate::print_contraction::THREADS
         ),
-        Entry::Tiled(..) | Entry::Attention(_) => format!(
+        // The staged 64-row attention entry points spilled 40 and 84
+        // bytes under two blocks' 128 registers (ptxas, sm_90).
+        Entry::Attention((64, _), true) => format!(
+            "__launch_bounds__({}, 1) ",
+            crate::print_contraction::THREADS
+        ),
+        Entry::Tiled(..) | Entry::Attention(..) => format!(
             "__launch_bounds__({}, 2) ",
             crate::print_contraction::THREADS
         ),
@@ -414,13 +435,16 @@ fn kernel(
         format!("a.A[{i}]")
     });
     match k.mapping {
-        Mapping::RowReduction if matches!(entry, Entry::Tiled(..) | Entry::Attention(_)) => {
+        Mapping::RowReduction if matches!(entry, Entry::Tiled(..) | Entry::Attention(..)) => {
             match (&lowered.contraction, &lowered.attention, entry) {
                 (Some(c), _, Entry::Tiled(t, tf32, _)) => {
                     crate::print_contraction::print(&mut p, c, t, tf32)
                 }
-                (_, Some(a), Entry::Attention(shape)) => {
+                (_, Some(a), Entry::Attention(shape, false)) => {
                     crate::print_attention::print(&mut p, k, a, shape)
+                }
+                (_, Some(a), Entry::Attention(shape, true)) => {
+                    crate::print_attention_staged::print(&mut p, k, a, shape)
                 }
                 _ => p.refuse(format!("kernel {} has no tiled form", k.name)),
             }

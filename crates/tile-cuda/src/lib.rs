@@ -27,6 +27,7 @@ pub mod nvrtc;
 mod options;
 mod prelude;
 mod print_attention;
+mod print_attention_staged;
 mod print_contraction;
 mod read_failure;
 pub mod runtime;

@@ -56,6 +56,11 @@ pub struct CudaOptions {
     /// (`TILE_CUDA_ATT_ROWS`, 32 or 64): an experiment; `None` takes 64
     /// where those blocks fill the multiprocessors, else 32.
     pub att_rows: Option<i64>,
+    /// Attention heads through the staged entry points
+    /// (`TILE_CUDA_ATT_STAGED=1`: `q` resident and `k`, `v` copied
+    /// asynchronously into dynamic shared memory): an experiment, not yet
+    /// run on a GPU.
+    pub att_staged: bool,
 }
 
 /// Quads per thread in flight in row loops over device memory (measured
@@ -112,6 +117,7 @@ impl Default for CudaOptions {
                 .ok()
                 .and_then(|v| v.parse::<i64>().ok())
                 .filter(|r| [32, 64].contains(r)),
+            att_staged: std::env::var("TILE_CUDA_ATT_STAGED").is_ok_and(|v| v == "1"),
         }
     }
 }
@@ -123,6 +129,7 @@ impl CudaOptions {
             on: self.tiles,
             tf32: self.allow_tf32,
             mm_blocks: self.mm_blocks,
+            att_staged: self.att_staged,
         }
     }
 

@@ -107,12 +107,28 @@ fn every_tiled_entry_point_compiles_with_nvrtc_where_available() {
             let plan = compile(&program, &Options::default()).unwrap();
             let src = tile_cuda::emit_cuda(&plan).unwrap();
             entries += src.matches("_mm(").count() + src.matches("_mm64(").count();
-            entries += ["_att64x128(", "_att64x64(", "_att32x128(", "_att32x64("]
-                .iter()
-                .map(|e| src.matches(e).count())
-                .sum::<usize>();
+            entries += src.matches("_att32(").count() + src.matches("_att64(").count();
             if let Err(e) = nv.compile(&src, "t.cu", 90, &["--std=c++17".to_string()]) {
                 panic!("{e}\n{t}");
+            }
+            // An attention head's staged entry points (the experiment
+            // `TILE_CUDA_ATT_STAGED=1`), for sm_90 and for sm_75, before
+            // `cp.async` (plain copies instead).
+            if src.contains("_att32(") {
+                let staged = tile_cuda::CudaOptions {
+                    att_staged: true,
+                    ..Default::default()
+                };
+                let src = tile_cuda::emit_cuda_with(&plan, &staged).unwrap();
+                entries += ["_att64x128(", "_att64x64(", "_att32x128(", "_att32x64("]
+                    .iter()
+                    .map(|e| src.matches(e).count())
+                    .sum::<usize>();
+                for arch in [75, 90] {
+                    if let Err(e) = nv.compile(&src, "t.cu", arch, &["--std=c++17".to_string()]) {
+                        panic!("staged, sm_{arch}: {e}\n{t}");
+                    }
+                }
             }
         }
     }
@@ -146,7 +162,7 @@ fn every_tiled_entry_point_compiles_with_nvrtc_where_available() {
         }
     }
     println!("NVRTC compiled {entries} tiled entry points, and {mma} on TF32 tensor cores");
-    assert!(entries >= 2 * 32 * 2 + 24 * 6, "{entries}");
+    assert!(entries >= 2 * 32 * 2 + 24 * 3 + 24 * 6, "{entries}");
     assert!(mma >= 24 * 2, "{mma}");
 }
 
