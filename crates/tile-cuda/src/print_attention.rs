@@ -196,30 +196,8 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, a: &Attention, (rows, _): (i64,
     };
     // Opens this thread's rows (`att_a`), skipping those past the end,
     // with the row bound and the leading bindings printed.
-    let open_row = |p: &mut Printer| {
-        p.line("#pragma unroll");
-        p.open(format!("for (int att_a = 0; att_a < {r}; att_a++)"));
-        p.line(format!(
-            "const long long att_i = att_r0 + att_ty * {r} + att_a;"
-        ));
-    };
-    let bind_row = |p: &mut Printer| {
-        p.line(format!("const long long att_iv = att_i + {row_lo};"));
-        p.bind_loop(&row.name, "att_iv");
-        // The leading bindings, bound for what follows (`stmts` would end
-        // their scope with its list).
-        for (n, s) in a.lets.iter().enumerate() {
-            if let tile_ir::Stmt::Let { name, value, .. } = s {
-                let (code, t) = p.lower(value);
-                let var = format!("att_let{n}");
-                p.line(format!(
-                    "const {} {var} = {code}; /* {name} */",
-                    p.scalar_type(t)
-                ));
-                p.bind_value(name, &var, t);
-            }
-        }
-    };
+    let open_row = |p: &mut Printer| open_row(p, r);
+    let bind_row = |p: &mut Printer| bind_row(p, a, &row.name, &row_lo);
     // Opens this thread's keys (`att_u`) of the block, with the key bound
     // and the dot product named.
     let open_key = |p: &mut Printer| {
@@ -361,6 +339,48 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, a: &Attention, (rows, _): (i64,
     p.close();
     p.line("__syncthreads();");
     p.close();
+    finish(p, a, (&row.name, &row_lo, &col_lo), (r, 8), (nan, ninf, ty));
+    p.close();
+}
+
+/// Opens this thread's rows (`att_a`, `r` of them), with the row bound.
+pub(crate) fn open_row(p: &mut Printer, r: i64) {
+    p.line("#pragma unroll");
+    p.open(format!("for (int att_a = 0; att_a < {r}; att_a++)"));
+    p.line(format!(
+        "const long long att_i = att_r0 + att_ty * {r} + att_a;"
+    ));
+}
+
+/// Binds the row variable `row_name` (from `row_lo`) and prints the
+/// leading bindings, bound for what follows (`stmts` would end their
+/// scope with its list).
+pub(crate) fn bind_row(p: &mut Printer, a: &Attention, row_name: &str, row_lo: &str) {
+    p.line(format!("const long long att_iv = att_i + {row_lo};"));
+    p.bind_loop(row_name, "att_iv");
+    for (n, s) in a.lets.iter().enumerate() {
+        if let tile_ir::Stmt::Let { name, value, .. } = s {
+            let (code, t) = p.lower(value);
+            let var = format!("att_let{n}");
+            p.line(format!(
+                "const {} {var} = {code}; /* {name} */",
+                p.scalar_type(t)
+            ));
+            p.bind_value(name, &var, t);
+        }
+    }
+}
+
+/// After a pass's sweep: the row sums' shares combined, NaN rows, and `G`
+/// on each of the thread's `cw` outputs of its `r` rows (columns in
+/// groups of 4, 64 apart).
+pub(crate) fn finish(
+    p: &mut Printer,
+    a: &Attention,
+    (row_name, row_lo, col_lo): (&str, &str, &str),
+    (r, cw): (i64, i64),
+    (nan, ninf, ty): (&str, &str, tile_emit::VTy),
+) {
     // The row sums' 16 shares, in a fixed tree.
     p.line("#pragma unroll");
     p.line(format!(
@@ -379,18 +399,18 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, a: &Attention, (rows, _): (i64,
     ));
     p.line(format!("att_z[att_a] = {nan};"));
     p.line(format!(
-        "for (int att_w = 0; att_w < 8; att_w++) att_acc[att_a][att_w] = {nan};"
+        "for (int att_w = 0; att_w < {cw}; att_w++) att_acc[att_a][att_w] = {nan};"
     ));
     p.close();
     p.close();
-    // 3. G on each output of the block of columns.
+    // 3. G on each output of the pass's columns.
     let depth = p.scope_len();
-    open_row(p);
+    open_row(p, r);
     p.line("if (att_i >= att_m) continue;");
-    bind_row(p);
+    bind_row(p, a, row_name, row_lo);
     p.bind_value(&a.sum, "att_z[att_a]", ty);
     p.line("#pragma unroll");
-    p.open("for (int att_w = 0; att_w < 8; att_w++)");
+    p.open(format!("for (int att_w = 0; att_w < {cw}; att_w++)"));
     p.line("const long long att_c = att_c0 + (att_w / 4) * 64 + att_tx * 4 + att_w % 4;");
     p.line("if (att_c >= att_e) continue;");
     p.line(format!("const long long att_cv = att_c + {col_lo};"));
@@ -400,5 +420,4 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, a: &Attention, (rows, _): (i64,
     p.close();
     p.close();
     p.truncate_scope(depth);
-    p.close();
 }

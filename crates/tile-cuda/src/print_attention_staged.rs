@@ -51,6 +51,7 @@ use tile_emit::Printer;
 use tile_ir::DType;
 use tile_plan::{Attention, Kernel, Operand};
 
+use crate::print_attention::{bind_row, finish, open_row};
 use crate::print_contraction::{element, read4, THREADS};
 
 /// Keys per block of keys (16 threads x 4).
@@ -348,30 +349,8 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, a: &Attention, (rows, cols): (i
     };
     // Opens this thread's rows (`att_a`), skipping those past the end,
     // with the row bound and the leading bindings printed.
-    let open_row = |p: &mut Printer| {
-        p.line("#pragma unroll");
-        p.open(format!("for (int att_a = 0; att_a < {r}; att_a++)"));
-        p.line(format!(
-            "const long long att_i = att_r0 + att_ty * {r} + att_a;"
-        ));
-    };
-    let bind_row = |p: &mut Printer| {
-        p.line(format!("const long long att_iv = att_i + {row_lo};"));
-        p.bind_loop(&row.name, "att_iv");
-        // The leading bindings, bound for what follows (`stmts` would end
-        // their scope with its list).
-        for (n, s) in a.lets.iter().enumerate() {
-            if let tile_ir::Stmt::Let { name, value, .. } = s {
-                let (code, t) = p.lower(value);
-                let var = format!("att_let{n}");
-                p.line(format!(
-                    "const {} {var} = {code}; /* {name} */",
-                    p.scalar_type(t)
-                ));
-                p.bind_value(name, &var, t);
-            }
-        }
-    };
+    let open_row = |p: &mut Printer| open_row(p, r);
+    let bind_row = |p: &mut Printer| bind_row(p, a, &row.name, &row_lo);
     // Opens this thread's keys (`att_u`) of the block, with the key bound
     // and the dot product named.
     let open_key = |p: &mut Printer| {
@@ -520,45 +499,13 @@ pub(crate) fn print(p: &mut Printer, k: &Kernel, a: &Attention, (rows, cols): (i
     p.line(format!("for (int att_a = 0; att_a < {r}; att_a++) for (int att_w = 0; att_w < {cw}; att_w++) att_acc[att_a][att_w] = {fma}(att_fa[att_a], att_fb[att_w], att_acc[att_a][att_w]);"));
     p.close();
     p.close();
-    // The row sums' 16 shares, in a fixed tree.
-    p.line("#pragma unroll");
-    p.line(format!(
-        "for (int att_a = 0; att_a < {r}; att_a++) for (int att_o = 1; att_o <= 8; att_o <<= 1) att_z[att_a] += __shfl_xor_sync(0xffffffffu, att_z[att_a], att_o);"
-    ));
-    // A row whose maximum is -inf (every score -inf): each weight
-    // `exp(-inf - -inf)` is NaN, so are the sums; likewise a row with a
-    // NaN score (any of its 16 threads').
-    p.line("#pragma unroll");
-    p.open(format!("for (int att_a = 0; att_a < {r}; att_a++)"));
-    p.line(
-        "for (int att_o = 1; att_o <= 8; att_o <<= 1) att_nan[att_a] |= __shfl_xor_sync(0xffffffffu, att_nan[att_a], att_o);",
+    finish(
+        p,
+        a,
+        (&row.name, &row_lo, &col_lo),
+        (r, cw),
+        (nan, ninf, ty),
     );
-    p.open(format!(
-        "if (att_nan[att_a] || (att_n > 0 && att_mx[att_a] == {ninf}))"
-    ));
-    p.line(format!("att_z[att_a] = {nan};"));
-    p.line(format!(
-        "for (int att_w = 0; att_w < {cw}; att_w++) att_acc[att_a][att_w] = {nan};"
-    ));
-    p.close();
-    p.close();
-    // 3. G on each output of the pass's columns.
-    let depth = p.scope_len();
-    open_row(p);
-    p.line("if (att_i >= att_m) continue;");
-    bind_row(p);
-    p.bind_value(&a.sum, "att_z[att_a]", ty);
-    p.line("#pragma unroll");
-    p.open(format!("for (int att_w = 0; att_w < {cw}; att_w++)"));
-    p.line("const long long att_c = att_c0 + (att_w / 4) * 64 + att_tx * 4 + att_w % 4;");
-    p.line("if (att_c >= att_e) continue;");
-    p.line(format!("const long long att_cv = att_c + {col_lo};"));
-    p.bind_loop(&a.col.name, "att_cv");
-    p.bind_value(&Attention::weighted_name(), "att_acc[att_a][att_w]", ty);
-    p.stmts(std::slice::from_ref(&a.finish));
-    p.close();
-    p.close();
-    p.truncate_scope(depth);
     p.close();
     // No copy outlives the block (q's when there are no keys or no
     // output columns).
